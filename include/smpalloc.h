@@ -1,0 +1,146 @@
+/*
+ * smpalloc.h - public interface of libsmpalloc.
+ *
+ * libsmpalloc is a general-purpose, thread-safe memory allocator for Linux
+ * derived from the design of Zig's std.heap.SmpAllocator.  It can be used in
+ * three ways:
+ *
+ *   1. As a drop-in replacement for the libc malloc family: preload
+ *      libsmpalloc.so (LD_PRELOAD) or link libsmpalloc.a / -lsmpalloc.  The
+ *      libc names (malloc, free, calloc, realloc, reallocarray,
+ *      posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
+ *      malloc_usable_size, free_sized, free_aligned_sized) are then served by
+ *      smpalloc.
+ *   2. Through the prefixed smp_* functions below, which are always smpalloc
+ *      whatever else serves malloc in the process.
+ *   3. Through the Zig-style sized interface (smp_alloc, smp_resize,
+ *      smp_remap, smp_dealloc), where the caller remembers each block's
+ *      length and alignment.
+ *
+ * Conventions shared by every function here:
+ *   - Failure returns NULL (or an error number for smp_posix_memalign) and
+ *     sets errno to ENOMEM for sizes that cannot be served (overflow, sizes
+ *     near SIZE_MAX, the kernel refusing memory) and to EINVAL for an
+ *     alignment that is not a power of two.  A successful call leaves errno
+ *     unchanged.
+ *   - Every block is aligned to at least 8 bytes; a block whose size is a
+ *     multiple of 16 is aligned to 16 (so every object with fundamental
+ *     alignment that fits is correctly aligned).
+ *   - Freeing a pointer that smpalloc did not hand out, an interior pointer,
+ *     or (where detected) a block already freed prints one line on stderr
+ *     naming the call and the address, then aborts.  NULL is always accepted
+ *     by the free functions and ignored.
+ *   - Where C leaves freedom, smpalloc behaves as glibc 2.36 does:
+ *     malloc(0) returns a unique, freeable pointer; realloc(p, 0) with p not
+ *     NULL frees p and returns NULL; realloc(NULL, n) is malloc(n).
+ *     Unlike glibc 2.36, memalign and aligned_alloc reject an alignment that
+ *     is not a power of two with EINVAL (as glibc 2.38 does for
+ *     aligned_alloc) instead of rounding it up.
+ */
+#ifndef SMPALLOC_H
+#define SMPALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && !defined(SMP_NO_ATTRIBUTES)
+#define SMP_MALLOC_ATTR __attribute__((malloc, warn_unused_result))
+#define SMP_ALLOC_SIZE(i) __attribute__((alloc_size(i)))
+#define SMP_ALLOC_SIZE2(i, j) __attribute__((alloc_size(i, j)))
+#define SMP_ALLOC_ALIGN(i) __attribute__((alloc_align(i)))
+#define SMP_NODISCARD __attribute__((warn_unused_result))
+#else
+#define SMP_MALLOC_ATTR
+#define SMP_ALLOC_SIZE(i)
+#define SMP_ALLOC_SIZE2(i, j)
+#define SMP_ALLOC_ALIGN(i)
+#define SMP_NODISCARD
+#endif
+
+#define SMPALLOC_VERSION_MAJOR 0
+#define SMPALLOC_VERSION_MINOR 1
+#define SMPALLOC_VERSION_PATCH 0
+
+/* ---- The malloc family, prefixed ------------------------------------- */
+
+/* A block of at least n bytes, or NULL with errno ENOMEM.  smp_malloc(0)
+ * returns a unique pointer to a block of usable size 8. */
+void *smp_malloc(size_t n) SMP_MALLOC_ATTR SMP_ALLOC_SIZE(1);
+
+/* A zeroed block of count * size bytes; NULL with ENOMEM on overflow. */
+void *smp_calloc(size_t count, size_t size) SMP_MALLOC_ATTR SMP_ALLOC_SIZE2(1, 2);
+
+/* Resize p to n bytes, keeping min(old, n) bytes of content; the block may
+ * move.  realloc(NULL, n) == malloc(n); realloc(p, 0) frees p and returns
+ * NULL (glibc's behaviour).  On failure returns NULL with ENOMEM and p is
+ * untouched and still valid. */
+void *smp_realloc(void *p, size_t n) SMP_NODISCARD SMP_ALLOC_SIZE(2);
+
+/* realloc(p, count * size), NULL with ENOMEM if the product overflows. */
+void *smp_reallocarray(void *p, size_t count, size_t size) SMP_NODISCARD SMP_ALLOC_SIZE2(2, 3);
+
+/* Release a block from any function of this header (or the libc names when
+ * smpalloc serves them).  smp_free(NULL) does nothing. */
+void smp_free(void *p);
+
+/* C23 free_sized: size must be the size passed when p was allocated (by
+ * malloc, calloc or realloc).  A size larger than the block aborts. */
+void smp_free_sized(void *p, size_t size);
+
+/* C23 free_aligned_sized: for blocks from aligned_alloc. */
+void smp_free_aligned_sized(void *p, size_t alignment, size_t size);
+
+/* A block of n bytes aligned to alignment, which must be a power of two
+ * (any power of two, 1 B to 2^62 in principle); NULL with EINVAL otherwise. */
+void *smp_aligned_alloc(size_t alignment, size_t n) SMP_MALLOC_ATTR SMP_ALLOC_ALIGN(1) SMP_ALLOC_SIZE(2);
+
+/* Same as smp_aligned_alloc (the obsolete memalign name). */
+void *smp_memalign(size_t alignment, size_t n) SMP_MALLOC_ATTR SMP_ALLOC_ALIGN(1) SMP_ALLOC_SIZE(2);
+
+/* POSIX: alignment must be a power of two and a multiple of sizeof(void *),
+ * else EINVAL is returned and *out is not written.  ENOMEM when out of
+ * memory (*out not written).  0 on success. */
+int smp_posix_memalign(void **out, size_t alignment, size_t n);
+
+/* Page-aligned block of n bytes (valloc), of n rounded up to a whole page
+ * (pvalloc). */
+void *smp_valloc(size_t n) SMP_MALLOC_ATTR SMP_ALLOC_SIZE(1);
+void *smp_pvalloc(size_t n) SMP_MALLOC_ATTR;
+
+/* The number of bytes usable in the block at p (>= the size requested),
+ * stable until p is freed or resized; 0 for NULL. */
+size_t smp_usable_size(const void *p);
+
+/* ---- The Zig-style sized interface ----------------------------------- */
+/* The caller keeps each block's length and alignment and passes them back.
+ * alignment must be a power of two (0 is read as 1).  Blocks from this
+ * interface are ordinary smpalloc blocks: smp_free and smp_usable_size work
+ * on them too. */
+
+/* A block of len bytes aligned to alignment; NULL (ENOMEM or EINVAL) if it
+ * cannot be served.  len 0 gives a unique pointer, like smp_malloc(0). */
+void *smp_alloc(size_t len, size_t alignment) SMP_MALLOC_ATTR SMP_ALLOC_SIZE(1) SMP_ALLOC_ALIGN(2);
+
+/* Try to change the block's length to new_len without moving it.  Returns
+ * true if the block at p is now at least new_len bytes long (contents
+ * kept), false if it would have to move (the block is then unchanged). */
+bool smp_resize(void *p, size_t len, size_t alignment, size_t new_len);
+
+/* Change the block's length to new_len, moving it if that is cheap (large
+ * blocks move by remapping pages, without a copy).  Returns the new address,
+ * or NULL if the allocator refuses (the block is then unchanged and the
+ * caller allocates, copies and frees itself).  new_len must not be 0. */
+void *smp_remap(void *p, size_t len, size_t alignment, size_t new_len) SMP_NODISCARD;
+
+/* Free a block, given the length and alignment it was allocated (or last
+ * resized or remapped) with. */
+void smp_dealloc(void *p, size_t len, size_t alignment);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SMPALLOC_H */
