@@ -1,0 +1,69 @@
+# smpalloc - top-level build.  `make` builds the libraries, `make test` runs
+# the whole suite, `make bench` prints the seed comparison table.
+#
+# Fragments: tests/tests.mk, tools/tools.mk and bench/bench.mk add their
+# programs to TEST_BINS / TOOL_BINS / BENCH_BINS and their own targets.
+
+CC      ?= cc
+AR      ?= ar
+CFLAGS  ?= -O2 -g
+BUILD   := build
+
+VERSION := 0.1.0
+SONAME  := libsmpalloc.so.0
+
+LIB_SO  := $(BUILD)/libsmpalloc.so
+LIB_A   := $(BUILD)/libsmpalloc.a
+
+# The allocator core (no libc names) and the file that adds the libc names.
+CORE_SRCS    := src/os.c src/sizeclass.c src/pagemap.c src/slab.c src/slot.c \
+                src/large.c src/alloc.c
+OVERRIDE_SRC := src/override.c
+LIB_SRCS     := $(CORE_SRCS) $(OVERRIDE_SRC)
+LIB_HDRS     := include/smpalloc.h src/internal.h src/config.h
+
+# Flags every build of the core uses (sanitizer builds add theirs).
+SMP_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
+              -fvisibility=hidden -ftls-model=initial-exec -fno-plt \
+              -fno-semantic-interposition -Iinclude -Isrc
+
+LIB_OBJS_PIC := $(patsubst src/%.c,$(BUILD)/pic/%.o,$(LIB_SRCS))
+LIB_OBJS     := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+
+TEST_BINS  :=
+TOOL_BINS  :=
+BENCH_BINS :=
+
+.PHONY: all lib test bench clean
+all: lib tools
+
+lib: $(LIB_SO) $(LIB_A)
+
+$(BUILD)/pic/%.o: src/%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SMP_CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/obj/%.o: src/%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SMP_CFLAGS) -c $< -o $@
+
+$(LIB_SO): $(LIB_OBJS_PIC)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,-z,now \
+	  -o $@ $^ -lpthread
+
+$(LIB_A): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+include tests/tests.mk
+include tools/tools.mk
+include bench/bench.mk
+
+.PHONY: tools
+tools: $(TOOL_BINS) $(BENCH_BINS)
+
+test: lib $(TOOL_BINS) $(BENCH_BINS) $(TEST_BINS)
+	@bash tests/run.sh
+
+clean:
+	rm -rf $(BUILD)
