@@ -55,7 +55,8 @@ run_one() {
   out=$(env "${envs[@]}" timeout 120 "$SEED" "$@" 2>"$err")
   rc=$?
   if [ "$rc" -ne 0 ]; then
-    fail "$label: seed $* exited $rc"; sed 's/^/  stderr: /' "$err" | head -n 20
+    fail "$label: seed $* exited $rc"; echo "  printed: $out"
+    sed 's/^/  stderr: /' "$err" | head -n 20
   elif [ -s "$err" ]; then
     # e.g. ld.so's "object ... cannot be preloaded: ignored", which would
     # otherwise turn the comparison into glibc against glibc.
