@@ -68,7 +68,9 @@ run_one() {
   LAST_OUT=$out
 }
 
-# The preload must really load (and a plain program must work under it).
+# The preload must really load (and a plain program must work under it):
+# cat, run under the preload, reads its own maps.
+# shellcheck disable=SC2002
 if ! LD_PRELOAD=$LIB cat /proc/self/maps 2>/dev/null | grep -qF "$(basename "$LIB")"; then
   fail "LD_PRELOAD=$LIB does not load into a process"
 fi
