@@ -25,7 +25,8 @@ LIB_HDRS     := include/smpalloc.h src/internal.h src/config.h
 # Flags every build of the core uses (sanitizer builds add theirs).
 SMP_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
               -fvisibility=hidden -ftls-model=initial-exec -fno-plt \
-              -fno-semantic-interposition -Iinclude -Isrc
+              -fno-semantic-interposition -Iinclude -Isrc \
+              -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc -fno-builtin-free
 
 LIB_OBJS_PIC := $(patsubst src/%.c,$(BUILD)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS     := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))

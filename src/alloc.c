@@ -1,0 +1,317 @@
+/*
+ * alloc.c - the smp_* entry points: the fast paths, and the checks on what
+ * callers hand back.
+ *
+ * ## Basic design
+ * (The whole picture, for a reader who opens only one file.)
+ *
+ * smpalloc is Zig's SmpAllocator carried into C and completed.  Memory for
+ * requests up to 32 KiB comes from 64 KiB slabs, one size class per slab;
+ * bigger requests are mapped alone.  All small-block state lives in a few
+ * *slots* (one per CPU, at most 128): per size class, a slot has a free list
+ * and a bump region in its current slab.  A thread locks "its" slot with a
+ * try-lock and moves to the next slot if that one is busy, so threads spread
+ * over the slots without any per-thread state to clean up.
+ *
+ *   malloc(n):  class = size_class(n); lock slot;
+ *               pop the class's free list, else bump, else refill
+ *               (steal another slot's list, else a fresh slab); unlock.
+ *   free(p):    entry = pagemap[p];           (two loads, no lock)
+ *               small: check p is a block start; lock slot; push; unlock.
+ *               large: munmap.
+ *
+ * free() needs no size: the page map (pagemap.c) says, for every 64 KiB of
+ * address space, which class the slab there holds or how long the large
+ * block starting there is.  That is also how foreign and interior pointers
+ * are caught: no entry, or an offset that is not a multiple of the class
+ * size, aborts with a one-line message instead of corrupting a list.
+ *
+ * Small blocks carry no header: a 3-byte request costs 8 bytes.  Blocks are
+ * 8-byte aligned; a block whose size is a multiple of 16 is 16-aligned
+ * (every class that is a multiple of 16 sits at multiples of its size from
+ * a 64 KiB-aligned slab).  Aligned requests pick the smallest class whose
+ * size is a multiple of the alignment; alignments beyond 32 KiB go large.
+ *
+ * Where the files are: os.c (every system call), sizeclass.c (the class
+ * table), pagemap.c (address -> class), slab.c (slabs from chunks), slot.c
+ * (slots, locks, refill, fork), large.c (big blocks), override.c (the libc
+ * names).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "smpalloc.h"
+
+#define SMP_ALIGN_NATURAL 8u
+
+static inline bool is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+/* ---- small blocks -------------------------------------------------------- */
+
+SMP_NOINLINE static void *small_alloc_slow(slot_t *s, unsigned c, bool *zeroed) {
+  slot_init(); /* the first refill of the process learns the CPU count */
+  void *p = slot_refill(s, c, zeroed);
+  slot_unlock(s);
+  if (p != NULL) return p;
+  /* A new chunk is needed: map it with no slot lock held. */
+  void *slab = slab_new(c);
+  if (slab == NULL) return NULL;
+  s = slot_lock();
+  bin_t *b = &s->bins[c];
+  void *spare = NULL;
+  if (b->bump == b->end) {
+    p = slab;
+    b->bump = (uintptr_t)slab + smp_class[c].size;
+    b->end = (uintptr_t)slab + smp_class[c].limit;
+  } else { /* someone refilled this slot meanwhile: use theirs */
+    p = (void *)b->bump;
+    b->bump += smp_class[c].size;
+    spare = slab;
+  }
+  slot_unlock(s);
+  if (spare != NULL) slab_spare(spare);
+  *zeroed = true;
+  return p;
+}
+
+/* A block of class c, or NULL when out of memory.  *zeroed tells whether it
+ * is known to be all zero (never used since it was mapped). */
+static inline void *small_alloc(unsigned c, bool *zeroed) {
+  slot_t *s = slot_lock();
+  bin_t *b = &s->bins[c];
+  void *p = b->free;
+  if (likely(p != NULL)) {
+    b->free = *(void **)p;
+    slot_unlock(s);
+    *zeroed = false;
+    return p;
+  }
+  if (likely(b->bump < b->end)) {
+    p = (void *)b->bump;
+    b->bump += smp_class[c].size;
+    slot_unlock(s);
+    *zeroed = true;
+    return p;
+  }
+  return small_alloc_slow(s, c, zeroed);
+}
+
+static inline void small_free(void *p, unsigned c, const char *who) {
+  slot_t *s = slot_lock();
+  bin_t *b = &s->bins[c];
+  if (unlikely(b->free == p)) {
+    slot_unlock(s);
+    os_fatal(who, "double free of", p);
+  }
+  *(void **)p = b->free;
+  b->free = p;
+  slot_unlock(s);
+}
+
+/* The class of the small block p described by slab entry e; aborts if p is
+ * not the start of a block (an interior or misaligned pointer). */
+static inline unsigned small_class_of(const void *p, uint64_t e, const char *who) {
+  unsigned c = pm_slab_class(e);
+  const class_info_t *ci = &smp_class[c];
+  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
+  uint32_t idx = (uint32_t)(((uint64_t)off * ci->recip) >> 32);
+  if (unlikely(idx * ci->size != off || off >= ci->limit))
+    os_fatal(who, "invalid pointer (inside a block, not its start)", p);
+  return c;
+}
+
+static inline bool is_slab(uint64_t e) { return e != 0 && (e & PM_LARGE) == 0; }
+
+/* Checks on a pointer that is not a small block: NULL is for the caller to
+ * handle; no entry or not the start of the large block aborts. */
+SMP_COLD static void bad_pointer(const void *p, const char *who) {
+  os_fatal(who, "invalid pointer (not allocated by smpalloc, or already freed)", p);
+}
+static inline void large_check(const void *p, uint64_t e, const char *who) {
+  if (unlikely(e == 0 || ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) != 0)) bad_pointer(p, who);
+}
+
+/* ---- shared paths ------------------------------------------------------- */
+
+static void *fail(int err) {
+  errno = err;
+  return NULL;
+}
+
+static inline void *alloc_small_or_large(size_t n) {
+  bool zeroed;
+  void *p = likely(n <= SMP_SMALL_MAX) ? small_alloc(size_class(n), &zeroed) : large_alloc(n, 0);
+  return likely(p != NULL) ? p : fail(ENOMEM);
+}
+
+/* align: a power of two. */
+static void *alloc_aligned(size_t align, size_t n) {
+  if (align <= SMP_ALIGN_NATURAL) return alloc_small_or_large(n);
+  unsigned c = size_class_aligned(n, align);
+  bool zeroed;
+  void *p = c < SMP_NCLASS ? small_alloc(c, &zeroed) : large_alloc(n, align);
+  return p != NULL ? p : fail(ENOMEM);
+}
+
+SMP_NOINLINE static void free_slow(void *p, uint64_t e, const char *who) {
+  if (p == NULL) return;
+  large_check(p, e, who);
+  large_free(p, e);
+}
+
+static inline void free_any(void *p, const char *who) {
+  uint64_t e = pagemap_get(p);
+  if (likely(is_slab(e))) {
+    small_free(p, small_class_of(p, e, who), who);
+    return;
+  }
+  free_slow(p, e, who);
+}
+
+/* The usable size of p, checking p as `who` would. */
+static size_t usable_size(const void *p, const char *who) {
+  uint64_t e = pagemap_get(p);
+  if (is_slab(e)) return smp_class[small_class_of(p, e, who)].size;
+  large_check(p, e, who);
+  return large_size(e);
+}
+
+/* ---- the malloc family -------------------------------------------------- */
+
+SMP_API void *smp_malloc(size_t n) { return alloc_small_or_large(n); }
+
+SMP_API void smp_free(void *p) { free_any(p, "free"); }
+
+SMP_API void *smp_calloc(size_t count, size_t size) {
+  size_t n;
+  if (unlikely(__builtin_mul_overflow(count, size, &n))) return fail(ENOMEM);
+  if (likely(n <= SMP_SMALL_MAX)) {
+    bool zeroed;
+    void *p = small_alloc(size_class(n), &zeroed);
+    if (unlikely(p == NULL)) return fail(ENOMEM);
+    if (!zeroed) memset(p, 0, n);
+    return p;
+  }
+  void *p = large_alloc(n, 0); /* fresh pages: already zero */
+  return p != NULL ? p : fail(ENOMEM);
+}
+
+SMP_API void *smp_realloc(void *p, size_t n) {
+  if (p == NULL) return alloc_small_or_large(n);
+  if (n == 0) { /* glibc: free and return NULL */
+    free_any(p, "realloc");
+    return NULL;
+  }
+  uint64_t e = pagemap_get(p);
+  if (likely(is_slab(e))) {
+    unsigned c = small_class_of(p, e, "realloc");
+    size_t have = smp_class[c].size;
+    /* Stay in place while the block is at most twice what is asked. */
+    if (n <= have && (n >= have / 2 || size_class(n) == c)) return p;
+    void *q = n <= SMP_SMALL_MAX ? ({ bool z; small_alloc(size_class(n), &z); }) : large_alloc(n, 0);
+    if (q == NULL) return n <= have ? p : fail(ENOMEM);
+    memcpy(q, p, n < have ? n : have);
+    small_free(p, c, "realloc");
+    return q;
+  }
+  large_check(p, e, "realloc");
+  if (n > SMP_SMALL_MAX) {
+    void *q = large_remap(p, e, n, 0, true);
+    return q != NULL ? q : fail(ENOMEM);
+  }
+  /* Large to small: copy down and unmap. */
+  bool z;
+  void *q = small_alloc(size_class(n), &z);
+  if (q == NULL) return p; /* still valid and at least n bytes */
+  memcpy(q, p, n);
+  large_free(p, e);
+  return q;
+}
+
+SMP_API void *smp_reallocarray(void *p, size_t count, size_t size) {
+  size_t n;
+  if (__builtin_mul_overflow(count, size, &n)) return fail(ENOMEM);
+  return smp_realloc(p, n);
+}
+
+SMP_API void *smp_aligned_alloc(size_t align, size_t n) {
+  if (!is_pow2(align)) return fail(EINVAL);
+  return alloc_aligned(align, n);
+}
+
+SMP_API void *smp_memalign(size_t align, size_t n) { return smp_aligned_alloc(align, n); }
+
+SMP_API int smp_posix_memalign(void **out, size_t align, size_t n) {
+  if (!is_pow2(align) || align % sizeof(void *) != 0) return EINVAL;
+  int saved = errno;
+  void *p = alloc_aligned(align, n);
+  errno = saved;
+  if (p == NULL) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+SMP_API void *smp_valloc(size_t n) { return alloc_aligned(SMP_PAGE_SIZE, n); }
+
+SMP_API void *smp_pvalloc(size_t n) {
+  size_t r = (n + SMP_PAGE_SIZE - 1) & ~(size_t)(SMP_PAGE_SIZE - 1);
+  if (r < n) return fail(ENOMEM);
+  return alloc_aligned(SMP_PAGE_SIZE, r ? r : SMP_PAGE_SIZE);
+}
+
+SMP_API size_t smp_usable_size(const void *p) {
+  return p == NULL ? 0 : usable_size(p, "malloc_usable_size");
+}
+
+SMP_API void smp_free_sized(void *p, size_t size) {
+  if (p == NULL) return;
+  if (unlikely(size > usable_size(p, "free_sized")))
+    os_fatal("free_sized", "size larger than the block at", p);
+  free_any(p, "free_sized");
+}
+
+SMP_API void smp_free_aligned_sized(void *p, size_t align, size_t size) {
+  if (p == NULL) return;
+  if (unlikely(!is_pow2(align) || ((uintptr_t)p & (align - 1)) != 0))
+    os_fatal("free_aligned_sized", "alignment does not match the block at", p);
+  if (unlikely(size > usable_size(p, "free_aligned_sized")))
+    os_fatal("free_aligned_sized", "size larger than the block at", p);
+  free_any(p, "free_aligned_sized");
+}
+
+/* ---- the Zig-style sized interface -------------------------------------- */
+
+SMP_API void *smp_alloc(size_t len, size_t align) {
+  if (align == 0) align = 1;
+  if (!is_pow2(align)) return fail(EINVAL);
+  return alloc_aligned(align, len);
+}
+
+SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
+  (void)len;
+  if (p == NULL) return false;
+  uint64_t e = pagemap_get(p);
+  if (is_slab(e)) return new_len <= smp_class[small_class_of(p, e, "smp_resize")].size;
+  large_check(p, e, "smp_resize");
+  return large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
+}
+
+SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
+  (void)len;
+  if (p == NULL || new_len == 0) return NULL;
+  uint64_t e = pagemap_get(p);
+  if (is_slab(e)) /* small blocks never move by themselves: the caller copies */
+    return new_len <= smp_class[small_class_of(p, e, "smp_remap")].size ? p : NULL;
+  large_check(p, e, "smp_remap");
+  if (align == 0) align = 1;
+  return large_remap(p, e, new_len, align, true);
+}
+
+SMP_API void smp_dealloc(void *p, size_t len, size_t align) {
+  (void)align;
+  if (p == NULL) return;
+  if (unlikely(len > usable_size(p, "smp_dealloc")))
+    os_fatal("smp_dealloc", "length larger than the block at", p);
+  free_any(p, "smp_dealloc");
+}

@@ -1,0 +1,60 @@
+/*
+ * config.h - every tunable of smpalloc in one place, one line of why each.
+ * Override any of them with -DNAME=value; impossible combinations fail here.
+ */
+#ifndef SMP_CONFIG_H
+#define SMP_CONFIG_H
+
+/* log2 of the slab size: 64 KiB slabs, as SmpAllocator.  Small enough that a
+ * lightly used class wastes little, large enough that slab refills are rare. */
+#ifndef SMP_SLAB_SHIFT
+#define SMP_SLAB_SHIFT 16
+#endif
+
+/* Slabs are carved from chunks of this many bytes mapped at once: one mmap
+ * per 64 slabs, and the page map's leaves are touched once per chunk. */
+#ifndef SMP_CHUNK_SIZE
+#define SMP_CHUNK_SIZE (4u << 20)
+#endif
+
+/* Largest request served from slabs; beyond it blocks are mapped alone.  Half
+ * a slab, so every slab holds at least two blocks. */
+#ifndef SMP_SMALL_MAX
+#define SMP_SMALL_MAX (32u << 10)
+#endif
+
+/* Upper bound on slots (SmpAllocator's 128).  The live count is the number of
+ * CPUs the process may run on, capped by this. */
+#ifndef SMP_MAX_SLOTS
+#define SMP_MAX_SLOTS 128
+#endif
+
+/* How many times a thread walks around all slots with try-lock before it
+ * blocks (futex) on its own slot: beyond this, spinning only burns CPU. */
+#ifndef SMP_SPIN_ROUNDS
+#define SMP_SPIN_ROUNDS 2
+#endif
+
+/* Cache line size used to pad per-slot state against false sharing. */
+#ifndef SMP_CACHE_LINE
+#define SMP_CACHE_LINE 64
+#endif
+
+/* ---- derived, not tunable ---------------------------------------------- */
+#define SMP_SLAB_SIZE ((size_t)1 << SMP_SLAB_SHIFT)
+#define SMP_PAGE_SIZE 4096u   /* checked against the kernel's at start-up */
+
+#if SMP_SMALL_MAX > (1u << SMP_SLAB_SHIFT) / 2
+#error "SMP_SMALL_MAX must be at most half a slab"
+#endif
+#if SMP_SMALL_MAX != (32u << 10)
+#error "the class table in sizeclass.c is laid out for SMP_SMALL_MAX == 32 KiB"
+#endif
+#if SMP_CHUNK_SIZE % (1u << SMP_SLAB_SHIFT) != 0
+#error "SMP_CHUNK_SIZE must be a multiple of the slab size"
+#endif
+#if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 1024
+#error "SMP_MAX_SLOTS must be in 1..1024"
+#endif
+
+#endif /* SMP_CONFIG_H */

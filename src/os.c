@@ -1,0 +1,139 @@
+/*
+ * os.c - the only file of smpalloc that talks to the kernel.
+ *
+ * Contract (see internal.h): errno is preserved by every function here, and
+ * failure is a return value.  Nothing here allocates, uses stdio or reads
+ * the environment, so every function is safe before libc is initialised and
+ * inside the allocator's own locks (none of them blocks on a lock of ours).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+#include "internal.h"
+
+/* Map size bytes anywhere; NULL on failure. */
+static void *os_mmap(void *hint, size_t size) {
+  void *p = mmap(hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* Where the next aligned mapping is likely to land: the kernel hands out
+ * addresses top-down, so just below the last one. */
+static _Atomic uintptr_t os_hint;
+
+void *os_map(size_t size, size_t align) {
+  int saved = errno;
+  if (align < SMP_PAGE_SIZE) align = SMP_PAGE_SIZE;
+  /* First try: ask at the hint (or anywhere) and keep the result if it
+   * happens to be aligned, which is the common case once all of our
+   * mappings are multiples of the alignment. */
+  uintptr_t hint = atomic_load_explicit(&os_hint, memory_order_relaxed);
+  void *hp = (hint > size && ((hint - size) & (align - 1)) == 0) ? (void *)(hint - size) : NULL;
+  void *p = os_mmap(hp, size);
+  if (p != NULL && ((uintptr_t)p & (align - 1)) != 0) {
+    munmap(p, size);
+    /* Over-map by align and trim both ends. */
+    size_t over = size + align - SMP_PAGE_SIZE;
+    if (over < size) { errno = saved; return NULL; }
+    char *raw = os_mmap(NULL, over);
+    if (raw == NULL) { errno = saved; return NULL; }
+    uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+    size_t head = start - (uintptr_t)raw, tail = over - head - size;
+    if (head) munmap(raw, head);
+    if (tail) munmap((char *)start + size, tail);
+    p = (void *)start;
+  }
+  if (p != NULL) atomic_store_explicit(&os_hint, (uintptr_t)p, memory_order_relaxed);
+  errno = saved;
+  return p;
+}
+
+void os_unmap(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
+  errno = saved;
+}
+
+bool os_resize(void *p, size_t old_size, size_t new_size) {
+  int saved = errno;
+  bool ok = mremap(p, old_size, new_size, 0) != MAP_FAILED;
+  errno = saved;
+  return ok;
+}
+
+bool os_move(void *p, size_t old_size, size_t new_size, void *dest) {
+  int saved = errno;
+  /* The kernel replaces the mapping at dest atomically; pages are moved,
+   * not copied. */
+  bool ok = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, dest) != MAP_FAILED;
+  errno = saved;
+  return ok;
+}
+
+unsigned os_cpu_count(void) {
+  cpu_set_t set;
+  int saved = errno;
+  unsigned n = 0;
+  /* The libc wrapper is a bare system call: no allocation, safe early. */
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = (unsigned)CPU_COUNT(&set);
+  if (n == 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 0 ? (unsigned)c : 1;
+  }
+  errno = saved;
+  return n;
+}
+
+size_t os_page_size(void) {
+  unsigned long p = getauxval(AT_PAGESZ);
+  return p ? (size_t)p : SMP_PAGE_SIZE;
+}
+
+void os_futex_wait(_Atomic int *addr, int val) {
+  int saved = errno;
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+  errno = saved;
+}
+
+void os_futex_wake(_Atomic int *addr, int n) {
+  int saved = errno;
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+  errno = saved;
+}
+
+/* Append s to buf at *len (bounded). */
+static void os_put(char *buf, size_t cap, size_t *len, const char *s) {
+  while (*s && *len + 1 < cap) buf[(*len)++] = *s++;
+}
+
+void os_fatal(const char *call, const char *what, const void *addr) {
+  char buf[256], hex[19];
+  size_t len = 0;
+  os_put(buf, sizeof buf, &len, "smpalloc: ");
+  os_put(buf, sizeof buf, &len, call);
+  os_put(buf, sizeof buf, &len, "(): ");
+  os_put(buf, sizeof buf, &len, what);
+  if (addr != NULL) {
+    uintptr_t a = (uintptr_t)addr;
+    int i = 18;
+    hex[i] = '\0';
+    do { hex[--i] = "0123456789abcdef"[a & 15]; a >>= 4; } while (a && i > 2);
+    hex[--i] = 'x';
+    hex[--i] = '0';
+    os_put(buf, sizeof buf, &len, " ");
+    os_put(buf, sizeof buf, &len, hex + i);
+  }
+  buf[len++] = '\n';
+  ssize_t w = write(STDERR_FILENO, buf, len);
+  (void)w;
+  abort();
+}

@@ -1,0 +1,34 @@
+/*
+ * sizeclass.c - the table of small size classes.
+ *
+ * Sizes: 8, 16, ..., 128 (16 classes, 8-byte steps; tiny strings cost at most
+ * 8 bytes), then 8 classes per doubling: 144, 160, ..., 256, 288, ..., 32768
+ * (64 classes).  A request is rounded up to its class, so the waste is at
+ * most 7 bytes below 128 and at most 1/9 of the block above.  The table is a
+ * compile-time constant: no start-up work, nothing to initialise.
+ */
+#include "internal.h"
+
+#define CLS_SIZE(c) \
+  ((c) < 16 ? 8u * ((c) + 1u) \
+            : (1u << (7u + ((c) - 16u) / 8u)) + ((((c) - 16u) % 8u + 1u) << (4u + ((c) - 16u) / 8u)))
+#define CLS(c) \
+  {CLS_SIZE(c), (uint32_t)(0xffffffffu / CLS_SIZE(c) + 1u), \
+   (uint32_t)((SMP_SLAB_SIZE / CLS_SIZE(c)) * CLS_SIZE(c)), 0},
+#define CLS8(c) CLS(c) CLS(c + 1) CLS(c + 2) CLS(c + 3) CLS(c + 4) CLS(c + 5) CLS(c + 6) CLS(c + 7)
+
+const class_info_t smp_class[SMP_NCLASS] = {
+    CLS8(0u) CLS8(8u) CLS8(16u) CLS8(24u) CLS8(32u) CLS8(40u) CLS8(48u) CLS8(56u) CLS8(64u) CLS8(72u)};
+
+_Static_assert(CLS_SIZE(SMP_NCLASS - 1u) == SMP_SMALL_MAX, "last class must be SMP_SMALL_MAX");
+_Static_assert(CLS_SIZE(16u) == 144u && CLS_SIZE(23u) == 256u, "class layout");
+
+unsigned size_class_aligned(size_t n, size_t align) {
+  if (align > SMP_SMALL_MAX || n > SMP_SMALL_MAX) return SMP_NCLASS;
+  /* Blocks sit at multiples of their size from a 64 KiB-aligned slab base,
+   * so a class whose size is a multiple of align yields aligned blocks; the
+   * powers of two guarantee one exists. */
+  unsigned c = size_class(n < align ? align : n);
+  while (smp_class[c].size & (align - 1)) c++;
+  return c;
+}
