@@ -51,27 +51,27 @@ static inline bool is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 SMP_NOINLINE static void *small_alloc_slow(slot_t *s, unsigned c, bool *zeroed) {
   slot_init(); /* the first refill of the process learns the CPU count */
-  void *p = slot_refill(s, c, zeroed);
-  slot_unlock(s);
-  if (p != NULL) return p;
-  /* A new chunk is needed: map it with no slot lock held. */
-  void *slab = slab_new(c);
-  if (slab == NULL) return NULL;
-  s = slot_lock();
-  bin_t *b = &s->bins[c];
-  void *spare = NULL;
-  if (b->bump == b->end) {
-    p = slab;
-    b->bump = (uintptr_t)slab + smp_class[c].size;
-    b->end = (uintptr_t)slab + smp_class[c].limit;
-  } else { /* someone refilled this slot meanwhile: use theirs */
-    p = (void *)b->bump;
-    b->bump += smp_class[c].size;
-    spare = slab;
+  void *populate, *spare = NULL;
+  void *p = slot_refill(s, c, zeroed, &populate);
+  if (p == NULL) {
+    /* A new chunk is needed: map it with no slot lock held. */
+    slot_unlock(s);
+    void *slab = slab_new(c);
+    if (slab == NULL) return NULL;
+    s = slot_lock();
+    bin_t *b = &s->bins[c];
+    if (b->bump == b->end) {
+      p = slot_install(s, c, slab, &populate);
+    } else { /* someone refilled this slot meanwhile: use theirs */
+      p = (void *)b->bump;
+      b->bump += smp_class[c].size;
+      spare = slab;
+    }
+    *zeroed = true;
   }
   slot_unlock(s);
   if (spare != NULL) slab_spare(spare);
-  *zeroed = true;
+  if (populate != NULL) os_populate(populate, SMP_SLAB_SIZE);
   return p;
 }
 

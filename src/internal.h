@@ -49,6 +49,8 @@ SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
  * new_size bytes from os_map that they replace, growing or shrinking it to
  * new_size.  False (both unchanged) on failure. */
 SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
+/* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
+SMP_HIDDEN void os_populate(void *p, size_t size);
 /* Number of CPUs this process may run on (affinity mask), at least 1. */
 SMP_HIDDEN unsigned os_cpu_count(void);
 /* The kernel's page size. */
@@ -157,8 +159,13 @@ SMP_HIDDEN slot_t *slot_lock_slow(unsigned start);
 SMP_HIDDEN void slot_wake(slot_t *s);
 SMP_HIDDEN void slot_init(void);
 /* Refill bin cls of the held slot s: steal another slot's free list or take
- * a new slab.  Returns a block, or NULL (out of memory).  Keeps s locked. */
-SMP_HIDDEN void *slot_refill(slot_t *s, unsigned cls, bool *zeroed);
+ * a new slab.  Returns a block, or NULL (out of memory).  Keeps s locked.
+ * *populate is set to a new slab the caller should fault in (os_populate)
+ * once it has let the slot go, or NULL. */
+SMP_HIDDEN void *slot_refill(slot_t *s, unsigned cls, bool *zeroed, void **populate);
+/* Install slab as bin cls's bump region; returns its first block.  Sets
+ * *populate as slot_refill does. */
+SMP_HIDDEN void *slot_install(slot_t *s, unsigned cls, void *slab, void **populate);
 
 /* Lock the calling thread's slot, moving to another one if it is busy. */
 static inline slot_t *slot_lock(void) {

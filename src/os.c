@@ -79,6 +79,18 @@ bool os_move(void *p, size_t old_size, size_t new_size, void *dest) {
   return ok;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void os_populate(void *p, size_t size) {
+  int saved = errno;
+  /* One kernel entry instead of a page fault per page; it never overwrites
+   * a page already present.  Kernels before 5.14 refuse: faults then. */
+  madvise(p, size, MADV_POPULATE_WRITE);
+  errno = saved;
+}
+
 unsigned os_cpu_count(void) {
   cpu_set_t set;
   int saved = errno;

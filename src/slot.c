@@ -71,7 +71,18 @@ void slot_init(void) {
 /* How many other slots a refill looks at before it takes a new slab. */
 #define SLOT_STEAL_PROBES 8u
 
-void *slot_refill(slot_t *s, unsigned cls, bool *zeroed) {
+void *slot_install(slot_t *s, unsigned cls, void *slab, void **populate) {
+  bin_t *b = &s->bins[cls];
+  /* A bin that already used up a slab is busy: fault the next one in with
+   * one system call rather than a page fault per page.  A first slab is
+   * faulted lazily, so a class used once costs a page, not 64 KiB. */
+  *populate = b->end != 0 ? slab : NULL;
+  b->bump = (uintptr_t)slab + smp_class[cls].size;
+  b->end = (uintptr_t)slab + smp_class[cls].limit;
+  return slab;
+}
+
+void *slot_refill(slot_t *s, unsigned cls, bool *zeroed, void **populate) {
   bin_t *b = &s->bins[cls];
   unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
   unsigned me = (unsigned)(s - smp_slots);
@@ -86,15 +97,15 @@ void *slot_refill(slot_t *s, unsigned cls, bool *zeroed) {
     if (list != NULL) {
       b->free = *(void **)list;
       *zeroed = false;
+      *populate = NULL;
       return list;
     }
   }
+  *populate = NULL;
   void *slab = slab_try_new(cls);
   if (slab == NULL) return NULL;
-  b->bump = (uintptr_t)slab + smp_class[cls].size;
-  b->end = (uintptr_t)slab + smp_class[cls].limit;
   *zeroed = true;
-  return slab;
+  return slot_install(s, cls, slab, populate);
 }
 
 /* fork(): take every lock in a fixed order (slots, then the slab lock) so
