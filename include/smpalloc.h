@@ -140,6 +140,41 @@ void *smp_remap(void *p, size_t len, size_t alignment, size_t new_len) SMP_NODIS
  * resized or remapped) with. */
 void smp_dealloc(void *p, size_t len, size_t alignment);
 
+/* ---- Memory return, statistics ----------------------------------------- */
+
+/* Return every wholly free slab and cached mapping to the kernel now.
+ * Returns the number of bytes returned.  (malloc_trim(pad) does the same
+ * when smpalloc serves malloc, and returns 1 if anything was returned.) */
+size_t smp_collect(void);
+
+/* A snapshot of the allocator's counters.  Counts are process-wide and
+ * approximate while other threads allocate. */
+#define SMP_STATS_NCLASS 80
+typedef struct {
+  size_t bytes_in_use;      /* bytes in blocks handed out (block sizes) */
+  size_t bytes_mapped;      /* bytes of address space mapped from the kernel */
+  size_t bytes_resident;    /* mapped minus returned: what smpalloc may hold in RAM */
+  size_t bytes_returned;    /* total bytes given back to the kernel so far */
+  size_t slabs;             /* slabs in use by a size class */
+  size_t slabs_free;        /* slabs held empty for reuse */
+  size_t large_blocks;      /* blocks mapped alone */
+  size_t large_bytes;       /* their total length */
+  size_t slots;             /* slots in use */
+  size_t lock_contended;    /* slot try-locks that found the slot busy */
+  size_t lock_waits;        /* times a thread slept waiting for a slot */
+  struct {
+    size_t size;            /* block size of the class */
+    size_t in_use;          /* blocks of the class handed out */
+    size_t slabs;           /* slabs holding the class */
+  } classes[SMP_STATS_NCLASS];
+} smp_stats_t;
+
+/* Fill *out with a snapshot.  Returns 0 on success. */
+int smp_stats_get(smp_stats_t *out);
+
+/* Print the statistics, human-readable, to the file descriptor fd. */
+void smp_stats_print(int fd);
+
 #ifdef __cplusplus
 }
 #endif
