@@ -59,6 +59,7 @@ $(LIB_A): $(LIB_OBJS)
 include tests/tests.mk
 include tools/tools.mk
 include bench/bench.mk
+include mk/install.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

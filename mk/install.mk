@@ -1,0 +1,1 @@
+# install fragment (install, uninstall)
