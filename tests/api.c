@@ -352,6 +352,30 @@ static void test_realloc(void)
   }
   A_free(p);
 
+  /* realloc to a multiple of 16 gives a 16-aligned block, also when it
+   * shrinks (or grows) within the old block. */
+  int misaligned = 0;
+  for (size_t from = 9; from <= 300; from++) {
+    for (size_t to = 16; to <= 320; to += 16) {
+      void *q[3];
+      for (int i = 0; i < 3; i++) q[i] = A_malloc(opz(from));
+      for (int i = 0; i < 3; i++) {
+        if (!q[i]) continue;
+        fill(q[i], from, 5);
+        void *r = A_realloc(q[i], opz(to));
+        CHECK(r != NULL);
+        if (!r) continue;
+        q[i] = r;
+        size_t keep = from < to ? from : to;
+        CHECK(verify(r, keep, 5) == keep);
+        if (!aligned_to(r, 16) && misaligned++ < 5)
+          CHECKF(0, "realloc(malloc(%zu), %zu) = %p is not 16-aligned", from, to, r);
+      }
+      for (int i = 0; i < 3; i++) A_free(q[i]);
+    }
+  }
+  CHECKF(misaligned == 0, "%d blocks from realloc to a multiple of 16 not 16-aligned", misaligned);
+
   /* realloc(p, 0) frees p and returns NULL (glibc behaviour). */
   for (int i = 0; i < 3; i++) {
     size_t sz = i == 0 ? 24 : i == 1 ? 5000 : 2 * MiB;
@@ -407,7 +431,8 @@ static void test_calloc_reuse(void)
       if (!p) break;
       memset(p, 0xAA, A_usable(p));
       A_free(opq(p));
-      unsigned char *q = (r & 1) ? A_calloc(opz(n / 8), 8) : A_calloc(1, opz(n));
+      size_t d = n % 8 == 0 ? 8 : n % 4 == 0 ? 4 : 1; /* count * d == n */
+      unsigned char *q = (r & 1) ? A_calloc(opz(n / d), d) : A_calloc(1, opz(n));
       CHECK(q != NULL);
       if (!q) break;
       if (!all_zero(q, n)) dirty++;
