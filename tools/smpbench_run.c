@@ -26,6 +26,25 @@ static const uint64_t hw_config[NHW] = {
     PERF_COUNT_HW_BRANCH_MISSES,
 };
 
+/* Software events standing in for the hardware ones when the environment
+ * sets SMPBENCH_TEST_PERF_SW (1: as usual, "separate": skip the group
+ * read): they exercise the same group, inherit, enable-on-exec and read
+ * paths on machines without a PMU, so tests/t_smpbench_perf.sh can check
+ * that plumbing.  The values land under the hardware names. */
+static const uint64_t sw_standin[NHW] = {
+    PERF_COUNT_SW_TASK_CLOCK,
+    PERF_COUNT_SW_PAGE_FAULTS,
+    PERF_COUNT_SW_CONTEXT_SWITCHES,
+    PERF_COUNT_SW_PAGE_FAULTS_MIN,
+    PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+};
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 static int perf_open(struct perf_event_attr *attr, int group_fd)
 {
     return (int)syscall(SYS_perf_event_open, attr, 0 /* this process */,
@@ -52,8 +71,13 @@ static int open_group(struct counters *c, int group_read, int *failed_at)
         struct perf_event_attr attr;
         memset(&attr, 0, sizeof attr);
         attr.size = sizeof attr;
-        attr.type = PERF_TYPE_HARDWARE;
-        attr.config = hw_config[i];
+        if (env_flag("SMPBENCH_TEST_PERF_SW")) {
+            attr.type = PERF_TYPE_SOFTWARE;
+            attr.config = sw_standin[i];
+        } else {
+            attr.type = PERF_TYPE_HARDWARE;
+            attr.config = hw_config[i];
+        }
         /* Disabled here, enabled in the child at exec: smpbench's own
          * work and the fork are not counted.  inherit carries the counters
          * into the child and its threads; their counts are folded back into
@@ -81,17 +105,18 @@ static int open_group(struct counters *c, int group_read, int *failed_at)
 
 int counters_open(struct counters *c, char *why, size_t whysize)
 {
-    const char *force = getenv("SMPBENCH_FORCE_NO_HW");
-    if (force && *force && strcmp(force, "0") != 0) {
+    if (env_flag("SMPBENCH_FORCE_NO_HW")) {
         for (int i = 0; i < NHW; i++)
             c->fd[i] = -1;
         snprintf(why, whysize, "refused by SMPBENCH_FORCE_NO_HW");
         return -1;
     }
     int at = 0;
-    int err = open_group(c, 1, &at);
-    /* Kernels before 6.12 refuse PERF_FORMAT_GROUP together with inherit
-     * (EINVAL); each counter can still be read on its own. */
+    const char *test = getenv("SMPBENCH_TEST_PERF_SW");
+    int err = test && strcmp(test, "separate") == 0 ? -EINVAL
+                                                    : open_group(c, 1, &at);
+    /* Older kernels refuse PERF_FORMAT_GROUP together with inherit
+     * (EINVAL); each counter of the group can still be read on its own. */
     if (err == -EINVAL)
         err = open_group(c, 0, &at);
     if (err) {
