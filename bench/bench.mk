@@ -12,3 +12,38 @@ SEED_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread \
 $(BUILD)/seed: bench/seed.c bench/bench.mk
 	@mkdir -p $(BUILD)
 	$(CC) $(SEED_CFLAGS) $(CFLAGS) -o $@ $< -pthread
+
+# The workload suite (bench/suite/, parameters in bench/suite/README.md):
+# one small C program per allocation pattern, each built as
+# $(BUILD)/suite/NAME from bench/suite/NAME.c (bench/suite/suite_common.c is
+# #included by every one of them, it is not a program).
+#
+#   make bench-suite                      the table (glibc, smpalloc, peers)
+#   make bench-suite SVG=build/suite.svg  ... and a bar chart
+#   make bench-suite SUITE_ARGS='--time 4 --only larson,mleak'
+#
+# bench/suite/run.sh runs every workload through $(BUILD)/smpbench and reads
+# back its --csv output; see `bash bench/suite/run.sh --help`.
+
+SUITE_NAMES := glibc-simple glibc-thread larson xmalloc-test cache-scratch \
+               cache-thrash alloc-test mstress mleak malloc-large realloc-grow \
+               prodcons-rss rss-decay threads
+SUITE_BINS  := $(addprefix $(BUILD)/suite/,$(SUITE_NAMES))
+BENCH_BINS  += $(SUITE_BINS)
+
+SUITE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -pthread \
+                -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc \
+                -fno-builtin-free
+
+$(BUILD)/suite/%: bench/suite/%.c bench/suite/suite_common.c bench/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SUITE_CFLAGS) -o $@ $< -pthread -lm
+
+SVG ?=
+SUITE_ARGS ?=
+
+.PHONY: bench-suite suite-bins
+suite-bins: $(SUITE_BINS)
+
+bench-suite: lib $(BUILD)/smpbench $(SUITE_BINS)
+	@bash bench/suite/run.sh --build $(BUILD) $(if $(SVG),--svg $(SVG)) $(SUITE_ARGS)

@@ -1,0 +1,404 @@
+#!/usr/bin/env bash
+# bench/suite/run.sh - runs the workload suite (bench/suite/*.c, built as
+# BUILD/suite/NAME) through smpbench against glibc, smpalloc and every peer
+# allocator installed, and prints ONE table: per workload, the median wall
+# time and median peak RSS of each allocator relative to glibc, a
+# geometric-mean row, and glibc's absolute figures.  `make bench-suite`
+# calls it; run it with --help for the options.
+#
+# It depends only on smpbench's documented --csv output (columns
+# record,benchmark,allocator,command,run,status,<measurements>; the
+# 'median' record holds each allocator's medians, 'failed' marks an
+# allocator under which the command failed; units ns and bytes) and needs
+# bash, awk and coreutils - no Python.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+
+BUILD=build
+SVG=
+TIME=6          # smpbench time budget per workload, all allocators together
+MIN_RUNS=3
+WARMUP=1
+RUNS=           # exact run count (overrides TIME)
+ONLY=
+ALLOCS=
+OUT=
+REPORTS=1
+WL_TIMEOUT=150  # seconds for one workload's whole smpbench run
+
+usage() {
+  cat <<'EOF'
+usage: bench/suite/run.sh [options]
+
+Runs every suite workload through smpbench (glibc, smpalloc, each peer) and
+prints median wall time and peak RSS relative to glibc, one row a workload.
+
+  --build DIR       where libsmpalloc.so, smpbench and suite/ are (build)
+  --svg FILE        also draw the table as a bar chart (SVG)
+  --time S          smpbench time budget per workload (default 6)
+  --min-runs N      at least N counted runs per allocator (default 3)
+  --runs N          exactly N counted runs per allocator (ignores --time)
+  --warmup N        uncounted runs per allocator first (default 1)
+  --only A,B        only these workloads (names as in the table)
+  --allocs LIST     passed to smpbench (default: glibc, smpalloc, peers)
+  --out DIR         keep smpbench's CSV and logs here (default BUILD/suite-out)
+  --no-reports      skip the one-run -v reports of the memory workloads
+  --list            print the workloads and their commands, run nothing
+  -h, --help        this text
+
+Exit status: 0 when every workload ran under every allocator, 1 when any
+failed or timed out (the table still shows the rest), 2 on a usage error.
+EOF
+}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) BUILD=$2; shift 2 ;;
+    --svg) SVG=$2; shift 2 ;;
+    --time) TIME=$2; shift 2 ;;
+    --min-runs) MIN_RUNS=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --warmup) WARMUP=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    --allocs) ALLOCS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --no-reports) REPORTS=0; shift ;;
+    --list) LIST=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+OUT=${OUT:-$BUILD/suite-out}
+
+# The workloads: table name, program, arguments.  Parameters are the
+# programs' defaults (see bench/suite/README.md) except where given here.
+WORKLOADS=(
+  "glibc-simple   glibc-simple"
+  "glibc-thread   glibc-thread"
+  "larson         larson"
+  "xmalloc-test   xmalloc-test"
+  "cache-scratch  cache-scratch"
+  "cache-thrash   cache-thrash"
+  "alloc-test     alloc-test"
+  "mstress        mstress"
+  "mleak          mleak"
+  "malloc-large   malloc-large"
+  "realloc-grow   realloc-grow"
+  "prodcons-rss   prodcons-rss"
+  "rss-decay      rss-decay"
+  "threads-1000   threads threads=1000"
+  "threads-8      threads threads=8"
+)
+# Workloads whose -v report is printed below the table (one run each).
+REPORT_NAMES="prodcons-rss rss-decay mleak threads-1000 threads-8"
+
+if [ -n "${LIST:-}" ]; then
+  for w in "${WORKLOADS[@]}"; do
+    read -r name prog args <<<"$w"
+    printf '%-14s %s/suite/%s %s\n' "$name" "$BUILD" "$prog" "$args"
+  done
+  exit 0
+fi
+
+SMPBENCH=$BUILD/smpbench
+for f in "$SMPBENCH" "$BUILD/libsmpalloc.so"; do
+  if [ ! -e "$f" ]; then echo "run.sh: $f is missing (make lib $BUILD/smpbench)" >&2; exit 2; fi
+done
+mkdir -p "$OUT" || exit 2
+
+selected() { # $1 = name
+  [ -z "$ONLY" ] && return 0
+  [[ ",$ONLY," == *",$1,"* ]]
+}
+
+sched=(--min-runs "$MIN_RUNS" --warmup "$WARMUP")
+if [ -n "$RUNS" ]; then sched+=(--runs "$RUNS"); else sched+=(--time "$TIME"); fi
+[ -n "$ALLOCS" ] && sched+=(--allocs "$ALLOCS")
+
+start=$(date +%s)
+names=()
+status=0
+for w in "${WORKLOADS[@]}"; do
+  read -r name prog args <<<"$w"
+  selected "$name" || continue
+  names+=("$name")
+  bin=$BUILD/suite/$prog
+  csv=$OUT/$name.csv
+  rm -f "$csv"
+  if [ ! -x "$bin" ]; then
+    echo "run.sh: $bin is missing (make suite-bins)" >&2
+    echo "missing" >"$OUT/$name.err"; status=1; continue
+  fi
+  printf '  %-14s ' "$name" >&2
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  timeout -k 5 "$WL_TIMEOUT" "$SMPBENCH" "${sched[@]}" --color never --csv "$csv" \
+    -- "$bin" $args >"$OUT/$name.log" 2>&1
+  rc=$?
+  rm -f "$OUT/$name.err"
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "timeout after ${WL_TIMEOUT}s" >"$OUT/$name.err"; status=1
+  elif [ ! -s "$csv" ]; then
+    echo "smpbench exited $rc, no CSV (see $OUT/$name.log)" >"$OUT/$name.err"; status=1
+  elif [ "$rc" -ne 0 ]; then
+    status=1
+  fi
+  echo "$(( $(date +%s) - t0 ))s" >&2
+done
+elapsed=$(( $(date +%s) - start ))
+
+# ---- collect: one line per (workload, allocator): name alloc ok wall rss why
+DATA=$OUT/suite.tsv
+: >"$DATA"
+for name in "${names[@]}"; do
+  if [ -f "$OUT/$name.err" ]; then
+    printf '%s\t*\tfail\t\t\t%s\n' "$name" "$(cat "$OUT/$name.err")" >>"$DATA"
+    continue
+  fi
+  awk -v name="$name" '
+    # A CSV line split into fields; quoted fields may hold commas and "".
+    function split_csv(line, f,    n, i, c, q, cur) {
+      n = 0; cur = ""; q = 0
+      for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (q) {
+          if (c == "\"") {
+            if (substr(line, i + 1, 1) == "\"") { cur = cur "\""; i++ } else q = 0
+          } else cur = cur c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { f[++n] = cur; cur = "" }
+        else cur = cur c
+      }
+      f[++n] = cur
+      return n
+    }
+    NR == 1 {
+      n = split_csv($0, h)
+      for (i = 1; i <= n; i++) col[h[i]] = i
+      if (!("wall_time" in col) || !("peak_rss" in col) || !("allocator" in col)) {
+        print "run.sh: unexpected CSV header: " $0 > "/dev/stderr"; exit 1
+      }
+      next
+    }
+    {
+      split_csv($0, f)
+      a = f[col["allocator"]]
+      if (!(a in seen)) { seen[a] = 1; order[++na] = a }
+      if (f[1] == "failed") why[a] = f[col["status"]]
+      else if (f[1] == "median") { wall[a] = f[col["wall_time"]]; rss[a] = f[col["peak_rss"]] }
+    }
+    END {
+      for (i = 1; i <= na; i++) {
+        a = order[i]
+        if (a in why || !(a in wall))
+          printf "%s\t%s\tfail\t\t\t%s\n", name, a, (a in why) ? why[a] : "no median"
+        else
+          printf "%s\t%s\tok\t%s\t%s\t\n", name, a, wall[a], rss[a]
+      }
+    }' "$OUT/$name.csv" >>"$DATA" || status=1
+done
+
+# ---- the table (and the chart) ------------------------------------------------
+awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
+  function fmt_time(ns) {
+    if (ns >= 1e9) return sprintf("%.2fs", ns / 1e9)
+    if (ns >= 1e6) return sprintf("%.0fms", ns / 1e6)
+    return sprintf("%.0fus", ns / 1e3)
+  }
+  function fmt_bytes(b) {
+    if (b >= 1073741824) return sprintf("%.2fGiB", b / 1073741824)
+    if (b >= 1048576) return sprintf("%.1fMiB", b / 1048576)
+    return sprintf("%.0fKiB", b / 1024)
+  }
+  function ratio(x) { return sprintf("%.2fx", x) }
+  function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
+  {
+    w = $1; a = $2
+    if (!(w in wseen)) { wseen[w] = 1; wl[++nw] = w }
+    if (a == "*") { wfail[w] = $6; next }
+    if (!(a in aseen)) { aseen[a] = 1; al[++na] = a }
+    ok[w, a] = ($3 == "ok")
+    if ($3 == "ok") { wall[w, a] = $4 + 0; rss[w, a] = $5 + 0 }
+    else why[w, a] = $6
+  }
+  END {
+    base = al[1]
+    # ratios to the baseline (the first allocator, glibc by default)
+    for (i = 1; i <= nw; i++) {
+      w = wl[i]
+      for (j = 1; j <= na; j++) {
+        a = al[j]
+        have[w, a] = ((w, a) in ok) && ok[w, a] && ok[w, base] && wall[w, base] > 0 && rss[w, base] > 0
+        if (have[w, a]) { rw[w, a] = wall[w, a] / wall[w, base]; rr[w, a] = rss[w, a] / rss[w, base] }
+      }
+    }
+    # geometric means over the workloads each allocator completed
+    for (j = 1; j <= na; j++) {
+      a = al[j]; sw = 0; sr = 0; n = 0
+      for (i = 1; i <= nw; i++) {
+        w = wl[i]
+        if (!have[w, a]) continue
+        sw += log(rw[w, a]); sr += log(rr[w, a]); n++
+      }
+      gn[a] = n
+      if (n > 0) { gw[a] = exp(sw / n); gr[a] = exp(sr / n) }
+    }
+
+    printf "\nMedian wall time and peak RSS relative to %s (lower is better)\n", base
+    printf "smpbench %s per workload; suite ran in %ds\n\n", sched, elapsed
+    cw = 13
+    printf "%-14s %10s %10s", "workload", base " wall", base " RSS"
+    for (j = 2; j <= na; j++) printf " | %-" cw "s", al[j]
+    printf "\n%-14s %10s %10s", "", "", ""
+    for (j = 2; j <= na; j++) printf " | %6s %6s", "wall", "RSS"
+    printf "\n"
+    line = sprintf("%-14s %10s %10s", "", "", "")
+    gsub(/./, "-", line); printf "%s", line
+    for (j = 2; j <= na; j++) printf "-+-%s", substr("----------------------", 1, cw)
+    printf "\n"
+    nflag = 0
+    for (i = 1; i <= nw; i++) {
+      w = wl[i]
+      if (w in wfail) {
+        printf "%-14s FAILED: %s\n", w, wfail[w]
+        flag[++nflag] = sprintf("%s: FAILED for every allocator (%s)", w, wfail[w])
+        continue
+      }
+      if (ok[w, base]) printf "%-14s %10s %10s", w, fmt_time(wall[w, base]), fmt_bytes(rss[w, base])
+      else printf "%-14s %21s", w, "FAILED"
+      for (j = 2; j <= na; j++) {
+        a = al[j]
+        if (have[w, a]) {
+          mark = " "
+          if (a == "smpalloc") {
+            best = 0
+            for (k = 2; k <= na; k++)
+              if (al[k] != "smpalloc" && have[w, al[k]] && (best == 0 || rw[w, al[k]] < best)) {
+                best = rw[w, al[k]]; bestn = al[k]
+              }
+            if (best > 0 && rw[w, a] > 1.25 * best) {
+              mark = "!"
+              flag[++nflag] = sprintf("%s: smpalloc wall %s of %s = %s, best peer %s %s = %s: %.2fx the best peer", \
+                w, ratio(rw[w, a]), base, fmt_time(wall[w, a]), bestn, ratio(best), \
+                fmt_time(wall[w, bestn]), rw[w, a] / best)
+            }
+          }
+          printf " | %5s%s %6s", ratio(rw[w, a]), mark, ratio(rr[w, a])
+        } else if (((w, a) in ok) && !ok[w, a]) {
+          printf " | %-" cw "s", "FAILED"
+          flag[++nflag] = sprintf("%s: FAILED under %s (%s)", w, a, why[w, a])
+        } else printf " | %-" cw "s", "-"
+      }
+      printf "\n"
+    }
+    printf "%s", line
+    for (j = 2; j <= na; j++) printf "-+-%s", substr("----------------------", 1, cw)
+    printf "\n%-14s %10s %10s", "geomean", "", ""
+    for (j = 2; j <= na; j++) {
+      a = al[j]
+      if (gn[a] > 0) printf " | %5s  %6s", ratio(gw[a]), ratio(gr[a])
+      else printf " | %-" cw "s", "-"
+    }
+    printf "\n"
+    for (j = 2; j <= na; j++)
+      if (gn[al[j]] < nw) printf "  (%s: geomean over the %d of %d workloads it completed)\n", al[j], gn[al[j]], nw
+    if (nflag > 0) {
+      printf "\n! = smpalloc slower than 1.25x the best peer; problems:\n"
+      for (k = 1; k <= nflag; k++) printf "  %s\n", flag[k]
+    } else printf "\nsmpalloc is within 1.25x of the best peer everywhere, no failures.\n"
+
+    if (svg == "") exit
+    # ---- SVG: two panels (wall, RSS), log scale 0.1x..10x, one group per
+    # workload plus the geomean, one bar per allocator other than the base
+    nb = na - 1; bw = 9; gap = 14
+    ng = nw + 1
+    gwid = nb * bw + gap
+    left = 70; W = left + ng * gwid + 30
+    if (W < 780) W = 780
+    ph = 230; top1 = 112; top2 = top1 + ph + 150; H = top2 + ph + 150
+    split("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2", col, " ")
+    lo = log(0.1); hi = log(10)
+    printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W, H, W, H > svg
+    printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n" > svg
+    printf "<text x=\"%d\" y=\"28\" font-size=\"18\" font-weight=\"bold\">smpalloc workload suite: median relative to %s (log scale, lower is better)</text>\n", left, esc(base) > svg
+    for (j = 2; j <= na; j++) {
+      lx = left + (j - 2) * 130
+      printf "<rect x=\"%d\" y=\"44\" width=\"14\" height=\"14\" fill=\"%s\"/><text x=\"%d\" y=\"56\" font-size=\"13\">%s</text>\n", lx, col[j - 1], lx + 20, esc(al[j]) > svg
+    }
+    printf "<text x=\"%d\" y=\"74\" font-size=\"11\" fill=\"#555\">bars start at %s = 1.00x; values beyond 0.1x..10x are clipped and labelled</text>\n", left, esc(base) > svg
+    for (p = 1; p <= 2; p++) {
+      top = (p == 1) ? top1 : top2
+      printf "<text x=\"%d\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n", left, top - 8, (p == 1) ? "median wall time" : "median peak RSS" > svg
+      split("0.1 0.2 0.5 1 2 5 10", ticks, " ")
+      for (t = 1; t <= 7; t++) {
+        y = top + ph - (log(ticks[t]) - lo) / (hi - lo) * ph
+        printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"%s/>\n", left, y, W - 30, y, (ticks[t] == 1) ? "#333" : "#e5e5e5", (ticks[t] == 1) ? " stroke-dasharray=\"5,3\"" : "" > svg
+        printf "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"#555\">%sx</text>\n", left - 6, y + 4, ticks[t] > svg
+      }
+      y1 = top + ph - (0 - lo) / (hi - lo) * ph
+      for (g = 1; g <= ng; g++) {
+        w = (g <= nw) ? wl[g] : "geomean"
+        gx = left + (g - 1) * gwid + gap / 2
+        for (j = 2; j <= na; j++) {
+          a = al[j]; x = gx + (j - 2) * bw
+          if (g <= nw) { hv = have[w, a]; v = (p == 1) ? rw[w, a] : rr[w, a] }
+          else { hv = gn[a] > 0; v = (p == 1) ? gw[a] : gr[a] }
+          if (!hv) {
+            printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#c00\" text-anchor=\"middle\">x</text>\n", x + bw / 2, y1 - 3 > svg
+            continue
+          }
+          lv = log(v); clip = 0
+          if (lv > hi) { lv = hi; clip = 1 }
+          if (lv < lo) { lv = lo; clip = 1 }
+          y = top + ph - (lv - lo) / (hi - lo) * ph
+          yt = (y < y1) ? y : y1; hgt = (y < y1) ? y1 - y : y - y1
+          if (hgt < 1) hgt = 1
+          printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %.2fx</title></rect>\n", x, yt, bw - 1, hgt, col[j - 1], esc(w), esc(a), v > svg
+          if (clip) printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0fx</text>\n", x + bw / 2, (y < y1) ? y - 2 : y + 10, v > svg
+          if (a == "smpalloc" && p == 1 && g <= nw && (w, a) in ok) {
+            for (fk = 1; fk <= nflag; fk++) if (index(flag[fk], w ": smpalloc wall") == 1)
+              printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\" fill=\"#c00\" text-anchor=\"middle\">!</text>\n", x + bw / 2, ((y < y1) ? y : y1) - 4 > svg
+          }
+        }
+        lab = w
+        if (g <= nw && p == 1 && ok[w, base]) lab = lab " (" fmt_time(wall[w, base]) ")"
+        if (g <= nw && p == 2 && ok[w, base]) lab = lab " (" fmt_bytes(rss[w, base]) ")"
+        lx = gx + nb * bw / 2; ly = top + ph + 12
+        printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" transform=\"rotate(-45 %.1f %.1f)\"%s>%s</text>\n", lx, ly, lx, ly, (g > nw) ? " font-weight=\"bold\"" : "", esc(lab) > svg
+      }
+    }
+    printf "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">labels: workload (%s median); x = failed; ! = smpalloc slower than 1.25x the best peer</text>\n", left, H - 12, esc(base) > svg
+    printf "</svg>\n" > svg
+    close(svg)
+  }' "$DATA" || status=1
+[ -n "$SVG" ] && [ -s "$SVG" ] && echo "chart: $SVG"
+
+# ---- one -v run of the memory workloads under each allocator ----------------
+if [ "$REPORTS" -eq 1 ]; then
+  # the allocators and their preloads, as smpbench finds them
+  declare -A PRE=([glibc]="" [smpalloc]="$BUILD/libsmpalloc.so")
+  for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
+    for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/local/lib /usr/lib64 /usr/lib; do
+      if [ -e "$d/${pair#*:}" ]; then PRE[${pair%%:*}]=$d/${pair#*:}; break; fi
+    done
+  done
+  mapfile -t allocs < <(awk -F'\t' '$2 != "*" && !s[$2]++ { print $2 }' "$DATA")
+  printed=0
+  for w in "${WORKLOADS[@]}"; do
+    read -r name prog args <<<"$w"
+    [[ " $REPORT_NAMES " == *" $name "* ]] || continue
+    selected "$name" || continue
+    [ "$printed" -eq 0 ] && printf '\nOne -v run of each memory / thread-count workload:\n'
+    printed=1
+    printf '%s (%s %s):\n' "$name" "$prog" "$args"
+    for a in "${allocs[@]}"; do
+      [ -n "${PRE[$a]+x}" ] || continue
+      # shellcheck disable=SC2086
+      out=$(LD_PRELOAD=${PRE[$a]} timeout 60 "$BUILD/suite/$prog" -v $args 2>&1)
+      rc=$?
+      [ "$rc" -ne 0 ] && out="FAILED (exit $rc): $out"
+      printf '  %-9s %s\n' "$a" "${out#"$prog: "}"
+    done
+  done
+fi
+exit "$status"
