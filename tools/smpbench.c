@@ -580,6 +580,7 @@ static void plan_benchmarks(struct plan *p, const struct options *o,
 struct runner {
     const struct options *o;
     struct plan *plan;
+    struct launcher launcher;
     int have_hw;
 };
 
@@ -597,27 +598,14 @@ static void fall_back_to_software(struct runner *rn, const char *why)
 static void run_bench(struct runner *rn, size_t i, int counted)
 {
     struct bench *b = &rn->plan->report.benches[i];
-    double v[M_COUNT] = { 0 };
-    char why[512];
-    struct counters c;
-    int hw = 0;
-    if (rn->have_hw) {
-        hw = counters_open(&c, why, sizeof why) == 0;
-        if (!hw)
-            fall_back_to_software(rn, why);
-    }
-    int rc = run_once(b->argv, rn->plan->envs[i], rn->o->keep_output, v,
-                      why, sizeof why);
-    if (rc < 0)
-        bench_fail(b, "%s", why);
-    if (hw) {
-        char hwhy[256];
-        if (rc == 0 && counters_read(&c, v, hwhy, sizeof hwhy) < 0)
-            fall_back_to_software(rn, hwhy);
-        counters_close(&c);
-    }
-    if (rc == 0 && counted)
-        bench_add_sample(b, v);
+    struct run_result res;
+    launcher_run(&rn->launcher, i, rn->have_hw, &res);
+    if (rn->have_hw && !res.hw)
+        fall_back_to_software(rn, res.hw_why);
+    if (!res.ok)
+        bench_fail(b, "%s", res.why);
+    else if (counted)
+        bench_add_sample(b, res.values);
 }
 
 static double now_s(void)
@@ -729,7 +717,7 @@ int main(int argc, char **argv)
     struct plan plan = { 0 };
     plan_benchmarks(&plan, &o, argc, argv, first);
 
-    struct runner rn = { &o, &plan, !o.sw_only };
+    struct runner rn = { .o = &o, .plan = &plan, .have_hw = !o.sw_only };
     if (rn.have_hw) {
         /* Probe once so the fallback is announced before any run. */
         struct counters c;
@@ -739,7 +727,16 @@ int main(int argc, char **argv)
         else
             counters_close(&c);
     }
+    struct job *jobs = xmalloc(plan.report.nbench * sizeof *jobs);
+    for (size_t i = 0; i < plan.report.nbench; i++)
+        jobs[i] = (struct job){ plan.report.benches[i].argv, plan.envs[i] };
+    if (launcher_start(&rn.launcher, jobs, plan.report.nbench, o.keep_output) < 0) {
+        fprintf(stderr, "smpbench: cannot start the launcher process: %s\n",
+                strerror(errno));
+        return 2;
+    }
     run_all(&rn);
+    launcher_stop(&rn.launcher);
     plan.report.have_hw = rn.have_hw;
     return finish(&o, &plan.report);
 }

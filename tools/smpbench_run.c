@@ -261,3 +261,123 @@ int run_once(char *const argv[], char *const envp[], int keep_output,
     }
     return 0;
 }
+
+/* ---- the launcher ----------------------------------------------------- */
+
+struct request {
+    size_t job;
+    int want_hw;
+};
+
+static int read_full(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* One run inside the launcher, counters and all. */
+static void launch(const struct job *job, int keep_output, int want_hw,
+                   struct run_result *res)
+{
+    struct counters c;
+    memset(res, 0, sizeof *res);
+    if (want_hw)
+        res->hw = counters_open(&c, res->hw_why, sizeof res->hw_why) == 0;
+    res->ok = run_once(job->argv, job->envp, keep_output, res->values,
+                       res->why, sizeof res->why) == 0;
+    if (res->hw) {
+        if (res->ok && counters_read(&c, res->values, res->hw_why,
+                                     sizeof res->hw_why) < 0)
+            res->hw = 0;
+        counters_close(&c);
+    }
+}
+
+static void launcher_main(int in, int out, const struct job *jobs,
+                          size_t njobs, int keep_output)
+{
+    struct request req;
+    struct run_result res;
+    while (read_full(in, &req, sizeof req) == 0) {
+        if (req.job >= njobs)
+            _exit(2);
+        launch(&jobs[req.job], keep_output, req.want_hw, &res);
+        if (write_full(out, &res, sizeof res) < 0)
+            _exit(2);
+    }
+    _exit(0);   /* smpbench closed the pipe: done */
+}
+
+int launcher_start(struct launcher *l, const struct job *jobs, size_t njobs,
+                   int keep_output)
+{
+    int to[2], from[2];
+    if (pipe2(to, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(from, O_CLOEXEC) < 0) {
+        close(to[0]);
+        close(to[1]);
+        return -1;
+    }
+    fflush(NULL);   /* nothing buffered may be written twice */
+    l->pid = fork();
+    if (l->pid == 0) {
+        close(to[1]);
+        close(from[0]);
+        launcher_main(to[0], from[1], jobs, njobs, keep_output);
+    }
+    close(to[0]);
+    close(from[1]);
+    if (l->pid < 0) {
+        close(to[1]);
+        close(from[0]);
+        return -1;
+    }
+    l->to = to[1];
+    l->from = from[0];
+    return 0;
+}
+
+void launcher_run(struct launcher *l, size_t i, int want_hw,
+                  struct run_result *out)
+{
+    struct request req = { i, want_hw };
+    if (write_full(l->to, &req, sizeof req) < 0 ||
+        read_full(l->from, out, sizeof *out) < 0) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->why, sizeof out->why, "the launcher process died");
+    }
+}
+
+void launcher_stop(struct launcher *l)
+{
+    close(l->to);
+    close(l->from);
+    int status;
+    while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+}

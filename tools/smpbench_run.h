@@ -5,6 +5,7 @@
 #define SMPBENCH_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "smpbench.h"
 
@@ -39,5 +40,42 @@ void counters_close(struct counters *c);
 int run_once(char *const argv[], char *const envp[], int keep_output,
              double values[M_COUNT],
              char *why, size_t whysize);
+
+/*
+ * The launcher: a small process forked before any sample is stored, which
+ * does the fork/exec/wait4 of every run on smpbench's behalf.
+ *
+ * Why: a forked child's ru_maxrss starts at the RSS it inherits (the
+ * kernel folds the pre-exec hiwater into it), so forking from smpbench
+ * itself would add its growing sample arrays to the peak_rss of small
+ * commands, more in later runs than in earlier ones.  The launcher's
+ * memory stays the same from its first run to its last.
+ */
+struct job {
+    char *const *argv;
+    char *const *envp;
+};
+
+struct launcher {
+    pid_t pid;
+    int to, from;       /* pipes to and from the launcher */
+};
+
+/* What one run produced. */
+struct run_result {
+    int ok;             /* exited with status 0 */
+    int hw;             /* hardware counters were read into values */
+    double values[M_COUNT];
+    char why[512];      /* when !ok: what went wrong */
+    char hw_why[256];   /* when hardware counters were wanted but not read */
+};
+
+/* Fork the launcher for these jobs (the array must stay valid). */
+int launcher_start(struct launcher *l, const struct job *jobs, size_t njobs,
+                   int keep_output);
+/* Run job i once, counting with hardware counters when want_hw. */
+void launcher_run(struct launcher *l, size_t i, int want_hw,
+                  struct run_result *out);
+void launcher_stop(struct launcher *l);
 
 #endif
