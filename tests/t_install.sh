@@ -115,7 +115,7 @@ if command -v pkg-config >/dev/null; then
   fi
 
   # Static: the archive, pulled in by pkg-config --static.
-  # shellcheck disable=SC2086
+  # shellcheck disable=SC2086,SC2046
   if gcc $CONSUMER_CFLAGS -o "$tmp/consumer_static" tests/consumer_install.c \
        $(pkg-config --cflags smpalloc) -Wl,-Bstatic $static_libs -Wl,-Bdynamic; then
     if readelf -d "$tmp/consumer_static" | grep -q '(NEEDED).*libsmpalloc'; then

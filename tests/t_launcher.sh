@@ -84,7 +84,7 @@ echo 'int smp_t_mark_b;' | gcc -shared -fPIC -x c - -o "$tmp/libmark_b.so" || ex
 A=$tmp/libmark_a.so B=$tmp/libmark_b.so
 got=$(LD_PRELOAD=$A "$S" printenv LD_PRELOAD)
 [ "$got" = "$LIB:$A" ] || fail "LD_PRELOAD=$A: the program sees '$got', want '$LIB:$A'"
-got=$(LD_PRELOAD= "$S" printenv LD_PRELOAD)
+got=$(LD_PRELOAD='' "$S" printenv LD_PRELOAD)
 [ "$got" = "$LIB" ] || fail "LD_PRELOAD empty: the program sees '$got', want '$LIB'"
 for pre in "$A $B" "$A:$B" " $A  $B " ":$A::$B:"; do
   LD_PRELOAD=$pre "$S" cat /proc/self/maps >"$tmp/out" 2>"$tmp/err"
