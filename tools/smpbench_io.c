@@ -457,7 +457,7 @@ int write_svg(const char *path, const struct report *r)
     for (size_t g = 0; g < 2; g++)
         for (size_t i = 0; i < nok; i++) {
             double bm = base->sum[group[g].m].median;
-            double v = bm ? ok[i]->sum[group[g].m].median / bm : 0;
+            double v = bm != 0 ? ok[i]->sum[group[g].m].median / bm : 0;
             if (v * 1.15 > top)
                 top = v * 1.15;
         }
@@ -512,7 +512,7 @@ int write_svg(const char *path, const struct report *r)
         double bm = base->sum[m].median;
         for (size_t i = 0; i < nok; i++) {
             double med = ok[i]->sum[m].median;
-            double ratio = bm ? med / bm : 0;
+            double ratio = bm != 0 ? med / bm : 0;
             double h = ratio / top * SVG_PLOT_H;
             int x = gx + SVG_BAR_GAP + (int)i * (SVG_BAR_W + SVG_BAR_GAP);
             char abs[32];
