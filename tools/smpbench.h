@@ -3,7 +3,8 @@
  * it records and the benchmarks (command x allocator) it compares.
  *
  *   smpbench.c        options, allocator discovery, the interleaved schedule
- *   smpbench_run.c    one run: fork/exec/wait4 and the perf counters
+ *   smpbench_run.c    one run: fork/exec/wait4, the perf counters, and the
+ *                     launcher process that does the runs
  *   smpbench_table.c  the poop-style table
  *   smpbench_io.c     CSV / JSON / SVG output and reading CSV back
  *   stats.c           the statistics
