@@ -193,7 +193,8 @@ if [ "$fails" -ne 0 ]; then
   exit 1
 fi
 if [ ${#skipped[@]} -ne 0 ]; then
-  (IFS=';'; echo "skipped: ${skipped[*]}")
+  msg=$(printf '%s; ' "${skipped[@]}")
+  echo "skipped: ${msg%; }"
   exit 77
 fi
 echo "all install checks passed"
