@@ -97,7 +97,7 @@ run SMPALLOC_CHECKED=1 -- plain
 quiet_ok || { fail "SMPALLOC_CHECKED=1: a correct program does not run quietly:"; show; }
 
 # ---- SMPALLOC_SLOTS ------------------------------------------------------------
-cpus=$(nproc)
+cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)   # the CPUs we may run on
 default_slots=$(( cpus < 128 ? cpus : 128 ))
 other=$(( default_slots < 128 ? default_slots + 1 : 64 ))
 before=$fails
