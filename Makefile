@@ -17,10 +17,10 @@ LIB_A   := $(BUILD)/libsmpalloc.a
 
 # The allocator core (no libc names) and the file that adds the libc names.
 CORE_SRCS    := src/os.c src/sizeclass.c src/pagemap.c src/slab.c src/slot.c \
-                src/large.c src/alloc.c
+                src/tcache.c src/large.c src/options.c src/stats.c src/alloc.c
 OVERRIDE_SRC := src/override.c
 LIB_SRCS     := $(CORE_SRCS) $(OVERRIDE_SRC)
-LIB_HDRS     := include/smpalloc.h src/internal.h src/config.h
+LIB_HDRS     := include/smpalloc.h src/internal.h src/config.h src/options.h
 
 # Flags every build of the core uses (sanitizer builds add theirs).
 SMP_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \

@@ -7,17 +7,24 @@
  *
  * smpalloc is Zig's SmpAllocator carried into C and completed.  Memory for
  * requests up to 32 KiB comes from 64 KiB slabs, one size class per slab;
- * bigger requests are mapped alone.  All small-block state lives in a few
- * *slots* (one per CPU, at most 128): per size class, a slot has a free list
- * and a bump region in its current slab.  A thread locks "its" slot with a
- * try-lock and moves to the next slot if that one is busy, so threads spread
- * over the slots without any per-thread state to clean up.
+ * bigger requests are mapped alone.  Small-block state lives in a few
+ * *slots* (one per CPU, at most 128), each with a lock: per size class, the
+ * slab it allocates from and its other slabs with free blocks.  Each slab
+ * keeps its own free list and a count of blocks out, so an empty slab is
+ * seen at once and its pages can go back to the kernel.  A thread locks
+ * "its" slot with a try-lock and moves to the next slot if that one is busy
+ * (SmpAllocator's rotation), and sleeps rather than spins when all are busy.
+ * In front of the slots each thread has a small cache per class (tcache.c),
+ * so the common malloc and free touch no lock and no atomic.
  *
- *   malloc(n):  class = size_class(n); lock slot;
- *               pop the class's free list, else bump, else refill
- *               (steal another slot's list, else a fresh slab); unlock.
+ *   malloc(n):  class = size_class(n); pop the thread's cache for class;
+ *               miss: lock a slot, take a batch from its current slab
+ *               (free list, then bump), a partial slab, or a pooled/new one.
  *   free(p):    entry = pagemap[p];           (two loads, no lock)
- *               small: check p is a block start; lock slot; push; unlock.
+ *               small: check p is a block start; push on the thread cache;
+ *               full: give the older half back to their slabs, each under
+ *               its owning slot's lock; a slab whose count reaches 0 goes
+ *               to the pool, and after a delay its pages to the kernel.
  *               large: munmap.
  *
  * free() needs no size: the page map (pagemap.c) says, for every 64 KiB of
@@ -33,9 +40,10 @@
  * size is a multiple of the alignment; alignments beyond 32 KiB go large.
  *
  * Where the files are: os.c (every system call), sizeclass.c (the class
- * table), pagemap.c (address -> class), slab.c (slabs from chunks), slot.c
- * (slots, locks, refill, fork), large.c (big blocks), override.c (the libc
- * names).
+ * table), pagemap.c (address -> slab), slab.c (slabs, descriptors, the pool
+ * of empty slabs, returning memory), slot.c (slots, locks, batches, fork),
+ * tcache.c (thread caches), large.c (big blocks), options.c (SMPALLOC_*),
+ * stats.c (statistics), override.c (the libc names).
  */
 #include <errno.h>
 #include <string.h>
@@ -49,70 +57,35 @@ static inline bool is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 /* ---- small blocks -------------------------------------------------------- */
 
-SMP_NOINLINE static void *small_alloc_slow(slot_t *s, unsigned c, bool *zeroed) {
-  slot_init(); /* the first refill of the process learns the CPU count */
-  void *populate, *spare = NULL;
-  void *p = slot_refill(s, c, zeroed, &populate);
-  if (p == NULL) {
-    /* A new chunk is needed: map it with no slot lock held. */
-    slot_unlock(s);
-    void *slab = slab_new(c);
-    if (slab == NULL) return NULL;
-    s = slot_lock();
-    bin_t *b = &s->bins[c];
-    if (b->bump == b->end) {
-      p = slot_install(s, c, slab, &populate);
-    } else { /* someone refilled this slot meanwhile: use theirs */
-      p = (void *)b->bump;
-      b->bump += smp_class[c].size;
-      spare = slab;
-    }
-    *zeroed = true;
-  }
-  slot_unlock(s);
-  if (spare != NULL) slab_spare(spare);
-  if (populate != NULL) os_populate(populate, SMP_SLAB_SIZE);
-  return p;
-}
-
-/* A block of class c, or NULL when out of memory.  *zeroed tells whether it
- * is known to be all zero (never used since it was mapped). */
-static inline void *small_alloc(unsigned c, bool *zeroed) {
-  slot_t *s = slot_lock();
-  bin_t *b = &s->bins[c];
-  void *p = b->free;
+/* A block of class c, or NULL when out of memory: pop the thread cache. */
+static inline void *small_alloc(unsigned c) {
+  tbin_t *b = &smp_tl_cache->bins[c];
+  void *p = b->head;
   if (likely(p != NULL)) {
-    b->free = *(void **)p;
-    slot_unlock(s);
-    *zeroed = false;
+    b->head = *(void **)p;
+    b->count--;
     return p;
   }
-  if (likely(b->bump < b->end)) {
-    p = (void *)b->bump;
-    b->bump += smp_class[c].size;
-    slot_unlock(s);
-    *zeroed = true;
-    return p;
-  }
-  return small_alloc_slow(s, c, zeroed);
+  return tcache_alloc_slow(c);
 }
 
+/* Free the small block p of class c: push on the thread cache. */
 static inline void small_free(void *p, unsigned c, const char *who) {
-  slot_t *s = slot_lock();
-  bin_t *b = &s->bins[c];
-  if (unlikely(b->free == p)) {
-    slot_unlock(s);
-    os_fatal(who, "double free of", p);
+  tbin_t *b = &smp_tl_cache->bins[c];
+  if (likely(b->count < b->limit)) {
+    if (unlikely(b->head == p)) os_fatal(who, "double free of", p);
+    *(void **)p = b->head;
+    b->head = p;
+    b->count++;
+    return;
   }
-  *(void **)p = b->free;
-  b->free = p;
-  slot_unlock(s);
+  tcache_free_slow(p, c, who);
 }
 
 /* The class of the small block p described by slab entry e; aborts if p is
  * not the start of a block (an interior or misaligned pointer). */
 static inline unsigned small_class_of(const void *p, uint64_t e, const char *who) {
-  unsigned c = pm_slab_class(e);
+  unsigned c = pm_class(e);
   const class_info_t *ci = &smp_class[c];
   uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
   uint32_t idx = (uint32_t)(((uint64_t)off * ci->recip) >> 32);
@@ -140,8 +113,7 @@ static void *fail(int err) {
 }
 
 static inline void *alloc_small_or_large(size_t n) {
-  bool zeroed;
-  void *p = likely(n <= SMP_SMALL_MAX) ? small_alloc(size_class(n), &zeroed) : large_alloc(n, 0);
+  void *p = likely(n <= SMP_SMALL_MAX) ? small_alloc(size_class(n)) : large_alloc(n, 0);
   return likely(p != NULL) ? p : fail(ENOMEM);
 }
 
@@ -149,8 +121,7 @@ static inline void *alloc_small_or_large(size_t n) {
 static void *alloc_aligned(size_t align, size_t n) {
   if (align <= SMP_ALIGN_NATURAL) return alloc_small_or_large(n);
   unsigned c = size_class_aligned(n, align);
-  bool zeroed;
-  void *p = c < SMP_NCLASS ? small_alloc(c, &zeroed) : large_alloc(n, align);
+  void *p = c < SMP_NCLASS ? small_alloc(c) : large_alloc(n, align);
   return p != NULL ? p : fail(ENOMEM);
 }
 
@@ -187,11 +158,9 @@ SMP_API void *smp_calloc(size_t count, size_t size) {
   size_t n;
   if (unlikely(__builtin_mul_overflow(count, size, &n))) return fail(ENOMEM);
   if (likely(n <= SMP_SMALL_MAX)) {
-    bool zeroed;
-    void *p = small_alloc(size_class(n), &zeroed);
+    void *p = small_alloc(size_class(n));
     if (unlikely(p == NULL)) return fail(ENOMEM);
-    if (!zeroed) memset(p, 0, n);
-    return p;
+    return memset(p, 0, n);
   }
   void *p = large_alloc(n, 0); /* fresh pages: already zero */
   return p != NULL ? p : fail(ENOMEM);
@@ -207,9 +176,12 @@ SMP_API void *smp_realloc(void *p, size_t n) {
   if (likely(is_slab(e))) {
     unsigned c = small_class_of(p, e, "realloc");
     size_t have = smp_class[c].size;
-    /* Stay in place while the block is at most twice what is asked. */
-    if (n <= have && (n >= have / 2 || size_class(n) == c)) return p;
-    void *q = n <= SMP_SMALL_MAX ? ({ bool z; small_alloc(size_class(n), &z); }) : large_alloc(n, 0);
+    /* Stay in place while the block is at most twice what is asked, and
+     * aligned as a fresh block of n bytes would be (16 for multiples of 16). */
+    if (n <= have && (n >= have / 2 || size_class(n) == c) &&
+        ((n & 15) != 0 || ((uintptr_t)p & 15) == 0))
+      return p;
+    void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0);
     if (q == NULL) return n <= have ? p : fail(ENOMEM);
     memcpy(q, p, n < have ? n : have);
     small_free(p, c, "realloc");
@@ -221,8 +193,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     return q != NULL ? q : fail(ENOMEM);
   }
   /* Large to small: copy down and unmap. */
-  bool z;
-  void *q = small_alloc(size_class(n), &z);
+  void *q = small_alloc(size_class(n));
   if (q == NULL) return p; /* still valid and at least n bytes */
   memcpy(q, p, n);
   large_free(p, e);
@@ -306,6 +277,12 @@ SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
   large_check(p, e, "smp_remap");
   if (align == 0) align = 1;
   return large_remap(p, e, new_len, align, true);
+}
+
+SMP_API size_t smp_collect(void) {
+  tcache_flush_all();
+  slot_collect();
+  return slab_purge(true);
 }
 
 SMP_API void smp_dealloc(void *p, size_t len, size_t align) {

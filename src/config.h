@@ -35,6 +35,34 @@
 #define SMP_SPIN_ROUNDS 2
 #endif
 
+/* Thread caches hold classes up to this size; bigger blocks go straight to
+ * the slots (their cost is in the memory they touch, not the lock). */
+#ifndef SMP_TCACHE_MAX
+#define SMP_TCACHE_MAX 1024u
+#endif
+
+/* Per class, a thread cache holds about this many bytes of free blocks... */
+#ifndef SMP_TCACHE_BYTES
+#define SMP_TCACHE_BYTES 8192u
+#endif
+
+/* ...but never more than this many blocks (and never fewer than 8). */
+#ifndef SMP_TCACHE_COUNT
+#define SMP_TCACHE_COUNT 64u
+#endif
+
+/* Empty slabs wait this long (ms) before their pages go back to the kernel
+ * (default of the SMPALLOC_PURGE_DELAY_MS option). */
+#ifndef SMP_PURGE_DELAY_MS
+#define SMP_PURGE_DELAY_MS 100u
+#endif
+
+/* ...unless more than this many bytes of empty slabs are held (default of
+ * SMPALLOC_PURGE_THRESHOLD). */
+#ifndef SMP_PURGE_THRESHOLD
+#define SMP_PURGE_THRESHOLD (16u << 20)
+#endif
+
 /* Cache line size used to pad per-slot state against false sharing. */
 #ifndef SMP_CACHE_LINE
 #define SMP_CACHE_LINE 64

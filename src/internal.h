@@ -31,6 +31,24 @@
 #define SMP_ASSERT(c) ((void)0)
 #endif
 
+/* A futex lock: 0 free, 1 held, 2 held with waiters.  Uncontended, one
+ * atomic instruction each way and no system call. */
+typedef _Atomic int smp_mutex_t;
+SMP_HIDDEN void os_futex_wait(_Atomic int *addr, int val);
+SMP_HIDDEN void os_futex_wake(_Atomic int *addr, int n);
+static inline bool mutex_trylock(smp_mutex_t *l) {
+  int expect = 0;
+  return atomic_compare_exchange_strong_explicit(l, &expect, 1, memory_order_acquire,
+                                                 memory_order_relaxed);
+}
+static inline void mutex_lock(smp_mutex_t *l) {
+  if (likely(mutex_trylock(l))) return;
+  while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0) os_futex_wait(l, 2);
+}
+static inline void mutex_unlock(smp_mutex_t *l) {
+  if (unlikely(atomic_exchange_explicit(l, 0, memory_order_release) == 2)) os_futex_wake(l, 1);
+}
+
 /* ---- os.c: the only file that talks to the kernel ---------------------- */
 /* Contract for every os_* function: errno is the same on return as on entry
  * (callers set ENOMEM themselves at the API boundary), sizes and addresses
@@ -51,13 +69,18 @@ SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
 SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
 /* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
 SMP_HIDDEN void os_populate(void *p, size_t size);
+/* A millisecond clock (coarse, monotonic; cheap: no system call). */
+SMP_HIDDEN uint32_t os_now_ms(void);
+/* Return the pages of [p, p+size) to the kernel; they read as zero after. */
+SMP_HIDDEN void os_decommit(void *p, size_t size);
 /* Number of CPUs this process may run on (affinity mask), at least 1. */
 SMP_HIDDEN unsigned os_cpu_count(void);
 /* The kernel's page size. */
 SMP_HIDDEN size_t os_page_size(void);
-/* Block until *addr != val or a wake-up; wake up to n waiters of addr. */
-SMP_HIDDEN void os_futex_wait(_Atomic int *addr, int val);
-SMP_HIDDEN void os_futex_wake(_Atomic int *addr, int n);
+/* os_futex_wait: block until *addr != val or a wake-up; os_futex_wake: wake
+ * up to n waiters of addr (declared above, with the mutex). */
+/* Write len bytes to stderr (messages, statistics). */
+SMP_HIDDEN void os_write_err(const char *s, size_t len);
 /* Write one line "smpalloc: CALL(): WHAT 0xADDR" to stderr and abort. */
 SMP_HIDDEN _Noreturn SMP_COLD void os_fatal(const char *call, const char *what,
                                             const void *addr);
@@ -93,12 +116,13 @@ SMP_HIDDEN unsigned size_class_aligned(size_t n, size_t align);
 /* ---- pagemap.c: address -> what smpalloc keeps there -------------------- */
 /* One 64-bit entry per 64 KiB granule of the 48-bit address space, in a
  * two-level table: pm_top[addr >> 32] -> leaf[(addr >> 16) & 0xffff].
- *   entry == 0                     not ours (or inside a large block)
- *   entry & 1 == 0, entry != 0     a slab of class (entry >> 1) - 1
- *   entry & 1 == 1                 the first granule of a large block whose
- *                                  mapping is entry & ~0xffff bytes long
+ *   entry == 0          not ours (a pooled slab, inside a large block, foreign)
+ *   entry & 1 == 0      a slab in use: bits 0..47 its descriptor (slab_t *),
+ *                       bits 48..63 its class + 1
+ *   entry & 1 == 1      the first granule of a large block whose mapping is
+ *                       entry & ~0xffff bytes long
  * Invariant: an entry is non-zero exactly while the slab or large block it
- * describes is handed out to smpalloc's users. */
+ * describes belongs to a size class or a user. */
 #define PM_LEAF_BITS 16
 #define PM_TOP_BITS 16
 #define PM_LARGE 1u
@@ -111,43 +135,84 @@ static inline uint64_t pagemap_get(const void *p) {
   _Atomic uint64_t *leaf = atomic_load_explicit(&pm_top[a >> 32], memory_order_acquire);
   if (unlikely(leaf == NULL)) return 0;
   return atomic_load_explicit(&leaf[(a >> SMP_SLAB_SHIFT) & ((1u << PM_LEAF_BITS) - 1)],
-                              memory_order_relaxed);
+                              memory_order_acquire);
 }
-static inline uint64_t pm_slab_entry(unsigned cls) { return (uint64_t)(cls + 1) << 1; }
-static inline unsigned pm_slab_class(uint64_t e) { return (unsigned)(e >> 1) - 1; }
 
 /* Make sure leaves exist for [p, p+size); false if out of memory. */
 SMP_HIDDEN bool pagemap_reserve(uintptr_t p, size_t size);
 /* Set the entry of the granule holding p (its leaf must be reserved). */
 SMP_HIDDEN void pagemap_set(uintptr_t p, uint64_t entry);
 
-/* ---- slab.c: 64 KiB slabs carved from chunks ---------------------------- */
-/* A fresh slab for class cls, registered in the page map, its memory zero.
- * slab_new may map memory (a system call: call it with no slot lock held)
- * and returns NULL only when out of memory; slab_try_new never makes a
- * system call and returns NULL when it would have to. */
-SMP_HIDDEN void *slab_new(unsigned cls);
-SMP_HIDDEN void *slab_try_new(unsigned cls);
-/* Give back a slab from slab_new that was never used. */
-SMP_HIDDEN void slab_spare(void *slab);
+/* ---- slab.c: 64 KiB slabs, their descriptors, the pool of empty ones ---- */
+enum { SLAB_CUR = 1, SLAB_PARTIAL, SLAB_FULL, SLAB_DIRTY, SLAB_CLEAN, SLAB_PURGING };
+
+/* A slab's descriptor, kept outside the slab (so an empty slab's pages can go
+ * back to the kernel untouched).  While the slab belongs to a class, every
+ * field but base is guarded by the lock of slot `owner`, and
+ *     used + |free| + (end - bump) / size == blocks per slab
+ * where used counts blocks handed out to users or thread caches.
+ *   SLAB_CUR      the slab bins[cls].cur of its owner allocates from
+ *   SLAB_PARTIAL  on the owner bin's partial list: free != NULL, used > 0
+ *   SLAB_FULL     free == NULL and bump == end; on no list
+ * A slab whose used count drops to 0 (and is not CUR) leaves its class for
+ * the pool (slab_release): SLAB_DIRTY, then SLAB_CLEAN once its pages were
+ * returned; pool fields are guarded by the slab lock. */
+typedef struct slab_s slab_t;
+struct slab_s {
+  void *free;           /* free blocks, linked through their first word */
+  uintptr_t bump;       /* the first never-used block */
+  uintptr_t end;        /* base + the class's limit: bump <= end */
+  slab_t *next, *prev;  /* partial list, or the pool's lists */
+  uint32_t used;        /* blocks handed out */
+  uint16_t cls;
+  uint16_t owner;       /* index of the owning slot */
+  uint8_t state;
+  uint8_t zero;         /* its never-used blocks are known to be zero */
+  uint16_t pad;
+  uint32_t stamp;       /* ms clock when it entered the pool */
+  uintptr_t base;       /* the slab's address: constant */
+};
+
+static inline uint64_t pm_slab_entry(const slab_t *sl, unsigned cls) {
+  return (uint64_t)(uintptr_t)sl | ((uint64_t)(cls + 1) << 48);
+}
+static inline slab_t *pm_slab(uint64_t e) {
+  return (slab_t *)(uintptr_t)(e & (((uint64_t)1 << 48) - 1));
+}
+static inline unsigned pm_class(uint64_t e) { return (unsigned)(e >> 48) - 1; }
+
+/* An empty slab for class cls owned by slot owner, registered in the page
+ * map; never makes a system call (NULL: none at hand, call slab_grow). */
+SMP_HIDDEN slab_t *slab_get(unsigned cls, unsigned owner);
+/* Map a new chunk of slabs (a system call: no slot lock may be held).  False
+ * when out of memory. */
+SMP_HIDDEN bool slab_grow(void);
+/* An empty slab leaves its class for the pool (owner's lock held). */
+SMP_HIDDEN void slab_release(slab_t *sl);
+/* Return pooled slabs' pages to the kernel: those older than the purge delay,
+ * or all when `all` or past the threshold.  No lock may be held.  Returns
+ * the bytes returned. */
+SMP_HIDDEN size_t slab_purge(bool all);
+/* Cheap test, for slow paths: is a purge due? */
+SMP_HIDDEN bool slab_purge_due(void);
+/* Zeroed metadata memory that is never freed (descriptors, thread caches). */
+SMP_HIDDEN void *meta_alloc(size_t size);
 SMP_HIDDEN void slab_fork_prepare(void);
 SMP_HIDDEN void slab_fork_parent(void);
 SMP_HIDDEN void slab_fork_child(void);
 
 /* ---- slot.c: slots, their locks, rotation ------------------------------- */
-/* Per class, per slot.  Invariants (while the slot's lock is held):
- *   every block on `free` is a free block of this class, linked through its
- *   first word; bump <= end; [bump, end) is never-used zero memory of one
- *   slab, a whole number of blocks long; bump == end means "no slab". */
+/* Per class, per slot: the slab being allocated from and the slabs of the
+ * class this slot owns that have free blocks (a doubly linked list). */
 typedef struct {
-  void *free;
-  uintptr_t bump;
-  uintptr_t end;
-  uintptr_t pad;
+  slab_t *cur;
+  slab_t *partial;
 } bin_t;
 
 typedef struct {
   _Alignas(SMP_CACHE_LINE) _Atomic int lock;  /* 0 free, 1 held, 2 held + waiters */
+  uint64_t taken[(SMP_NCLASS + 63) / 64];      /* classes that took a slab (populate hint) */
+  _Atomic size_t contended;                    /* try-locks that found it busy */
   bin_t bins[SMP_NCLASS];
 } slot_t;
 
@@ -157,15 +222,8 @@ SMP_HIDDEN extern __thread unsigned smp_tl_slot;
 
 SMP_HIDDEN slot_t *slot_lock_slow(unsigned start);
 SMP_HIDDEN void slot_wake(slot_t *s);
+/* Learn the number of slots (the CPU count) if not yet done. */
 SMP_HIDDEN void slot_init(void);
-/* Refill bin cls of the held slot s: steal another slot's free list or take
- * a new slab.  Returns a block, or NULL (out of memory).  Keeps s locked.
- * *populate is set to a new slab the caller should fault in (os_populate)
- * once it has let the slot go, or NULL. */
-SMP_HIDDEN void *slot_refill(slot_t *s, unsigned cls, bool *zeroed, void **populate);
-/* Install slab as bin cls's bump region; returns its first block.  Sets
- * *populate as slot_refill does. */
-SMP_HIDDEN void *slot_install(slot_t *s, unsigned cls, void *slab, void **populate);
 
 /* Lock the calling thread's slot, moving to another one if it is busy. */
 static inline slot_t *slot_lock(void) {
@@ -183,6 +241,42 @@ static inline void slot_unlock(slot_t *s) {
     slot_wake(s);
 }
 
+/* Take up to want blocks of class cls, as a NULL-terminated list linked
+ * through the blocks' first words, in address order; returns how many (0
+ * only when out of memory).  Locks a slot itself. */
+SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **list);
+/* Give back a list of blocks (any classes, linked through their first
+ * words, NULL-terminated) to the slabs they came from.  who names the call
+ * for error messages. */
+SMP_HIDDEN void slot_give(void *list, const char *who);
+/* Release every empty current slab to the pool (for smp_collect). */
+SMP_HIDDEN void slot_collect(void);
+
+/* ---- tcache.c: a small cache of free blocks per thread ------------------- */
+/* Per class: a list of free blocks and its length.  limit is 0 for classes
+ * that are not cached, and in tc_empty, the cache every thread starts with:
+ * its first allocation or free falls into the slow path, which gives the
+ * thread a cache of its own. */
+typedef struct {
+  void *head;
+  uint32_t count;
+  uint32_t limit;
+} tbin_t;
+
+typedef struct tcache_s {
+  tbin_t bins[SMP_NCLASS];
+  struct tcache_s *next_free;
+} tcache_t;
+
+SMP_HIDDEN extern __thread tcache_t *smp_tl_cache;
+SMP_HIDDEN void *tcache_alloc_slow(unsigned cls);
+SMP_HIDDEN void tcache_free_slow(void *p, unsigned cls, const char *who);
+/* Give every block of the calling thread's cache back. */
+SMP_HIDDEN void tcache_flush_all(void);
+SMP_HIDDEN void tcache_fork_prepare(void);
+SMP_HIDDEN void tcache_fork_parent(void);
+SMP_HIDDEN void tcache_fork_child(void);
+
 /* ---- large.c: blocks beyond the slab classes ---------------------------- */
 /* Large blocks are mapped alone, 64 KiB aligned (or more), sizes rounded to
  * 64 KiB, and described by their page-map entry. */
@@ -192,5 +286,20 @@ SMP_HIDDEN void large_free(void *p, uint64_t entry);
  * possible, block unchanged. */
 SMP_HIDDEN void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move);
 static inline size_t large_size(uint64_t e) { return (size_t)(e & ~(uint64_t)0xffff); }
+
+/* ---- stats.c: counters and reports ------------------------------------- */
+SMP_HIDDEN void stats_mapped(size_t bytes);
+SMP_HIDDEN void stats_unmapped(size_t bytes);
+SMP_HIDDEN void stats_returned(size_t bytes);
+SMP_HIDDEN void stats_large(size_t bytes, int sign);
+SMP_HIDDEN void stats_lock_wait(void);
+/* The verbose start-up line and the at-exit report, per the options. */
+SMP_HIDDEN void stats_init(void);
+/* slab.c: call fn on every slab descriptor (all slot locks and the slab
+ * lock must be held by the caller, through slab_walk_lock). */
+SMP_HIDDEN void slab_walk(void (*fn)(const slab_t *sl, void *arg), void *arg);
+SMP_HIDDEN void slab_pool_counts(size_t *dirty, size_t *clean);
+SMP_HIDDEN void slot_lock_all(void);
+SMP_HIDDEN void slot_unlock_all(void);
 
 #endif /* SMP_INTERNAL_H */

@@ -29,6 +29,8 @@ void *large_alloc(size_t n, size_t align) {
     return NULL;
   }
   pagemap_set((uintptr_t)p, (uint64_t)size | PM_LARGE);
+  stats_mapped(size);
+  stats_large(size, 1);
   return p;
 }
 
@@ -37,6 +39,8 @@ void large_free(void *p, uint64_t entry) {
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
   os_unmap(p, large_size(entry));
+  stats_unmapped(large_size(entry));
+  stats_large(large_size(entry), -1);
 }
 
 void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move) {
@@ -45,6 +49,9 @@ void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move
   if (size == old) return p;
   if (os_resize(p, old, size)) {
     pagemap_set((uintptr_t)p, (uint64_t)size | PM_LARGE);
+    stats_large(old, -1);
+    stats_large(size, 1);
+    if (size > old) stats_mapped(size - old); else stats_unmapped(old - size);
     return p;
   }
   if (!may_move) return NULL;
@@ -60,5 +67,8 @@ void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move
     large_free(q, (uint64_t)size | PM_LARGE);
     return NULL;
   }
+  /* The old mapping is gone with the move. */
+  stats_unmapped(old);
+  stats_large(old, -1);
   return q;
 }

@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 
@@ -91,6 +92,20 @@ void os_populate(void *p, size_t size) {
   errno = saved;
 }
 
+uint32_t os_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* vDSO: no kernel entry */
+  return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
+}
+
+void os_decommit(void *p, size_t size) {
+  int saved = errno;
+  /* MADV_DONTNEED, not MADV_FREE: the pages leave RSS now (users read RSS),
+   * and read back as zero, which calloc relies on. */
+  madvise(p, size, MADV_DONTNEED);
+  errno = saved;
+}
+
 unsigned os_cpu_count(void) {
   cpu_set_t set;
   int saved = errno;
@@ -119,6 +134,17 @@ void os_futex_wait(_Atomic int *addr, int val) {
 void os_futex_wake(_Atomic int *addr, int n) {
   int saved = errno;
   syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+  errno = saved;
+}
+
+void os_write_err(const char *s, size_t len) {
+  int saved = errno;
+  while (len > 0) {
+    ssize_t w = write(STDERR_FILENO, s, len);
+    if (w <= 0) break;
+    s += w;
+    len -= (size_t)w;
+  }
   errno = saved;
 }
 

@@ -1,95 +1,238 @@
 /*
- * slab.c - 64 KiB slabs for the small classes.
+ * slab.c - 64 KiB slabs, their descriptors, and the pool of empty slabs.
  *
  * Slabs are carved in address order from chunks of SMP_CHUNK_SIZE bytes,
- * mapped 64 KiB-aligned, so each slab is 64 KiB-aligned and a block's slab is
- * its address with the low 16 bits cleared.  A slab carries no header: its
- * class lives in the page map, and its state in the bin of the slot that is
- * bump-allocating from it.  Memory is only touched when a block is handed
- * out, so an unused tail of a chunk costs address space, not RSS.
+ * mapped 64 KiB-aligned, so a block's slab is its address with the low 16
+ * bits cleared.  A slab carries no header: its descriptor (slab_t, in
+ * metadata memory) is found through the page map.  Memory is touched only
+ * when a block is handed out, so an unused tail costs address space, not RSS.
  *
- * Lock order: a slot lock may be held when slab_lock is taken, never the
- * other way round.
+ * An empty slab leaves its class for the pool.  Pooled slabs are "dirty"
+ * (pages still resident) until they have waited SMP_PURGE_DELAY_MS or the
+ * dirty total passes SMP_PURGE_THRESHOLD; then slab_purge() returns their
+ * pages to the kernel (they become "clean").  Reuse prefers dirty slabs (no
+ * page faults), then clean ones, then fresh chunk space.
+ *
+ * Lock order: slot lock, then slab_lock; meta_lock is taken alone or under
+ * slab_lock.  No system call is made under slab_lock except in slab_grow,
+ * which no slot lock holder calls.
  */
+#include <string.h>
+
 #include "internal.h"
+#include "options.h"
 
-static _Atomic int slab_lock;
-static uintptr_t chunk_next, chunk_end;  /* the unused part of the current chunk */
+static smp_mutex_t slab_lock;
+static uintptr_t chunk_next, chunk_end;  /* the uncarved part of the current chunk */
+static slab_t *chunk_desc;               /* descriptors of the current chunk's slabs */
 
-static void slab_lock_acquire(void) {
-  int expect = 0;
-  while (!atomic_compare_exchange_weak_explicit(&slab_lock, &expect, 1, memory_order_acquire,
-                                                memory_order_relaxed)) {
-    if (expect == 1) {
-      /* Mark that someone waits, then sleep until the holder wakes us. */
-      expect = atomic_exchange_explicit(&slab_lock, 2, memory_order_acquire);
-      if (expect == 0) return; /* got it, with the waiter mark set: harmless */
-      os_futex_wait(&slab_lock, 2);
-    }
-    expect = 0;
-  }
-}
+/* Every chunk's descriptors, for statistics walks. */
+typedef struct chunk_meta_s {
+  struct chunk_meta_s *next;
+  slab_t desc[SMP_CHUNK_SIZE / SMP_SLAB_SIZE];
+} chunk_meta_t;
+static chunk_meta_t *chunks;
 
-static void slab_lock_release(void) {
-  if (atomic_exchange_explicit(&slab_lock, 0, memory_order_release) == 2)
-    os_futex_wake(&slab_lock, 1);
-}
+/* The pool: dirty slabs newest first (purging takes from the tail), and
+ * clean ones. */
+static slab_t *dirty_head, *dirty_tail, *clean_head;
+static _Atomic size_t dirty_count;
+static _Atomic uint32_t dirty_oldest;  /* stamp of dirty_tail, when any */
 
-/* Spare slabs: whole, unused, zero but for their first word, which links
- * them.  Only a refill that lost a race puts one here (see slot.c). */
-static uintptr_t spare;
+#define lock_acquire mutex_lock
+#define lock_release mutex_unlock
 
-/* Take a slab from the spares or the current chunk, under slab_lock. */
-static uintptr_t slab_take(void) {
-  uintptr_t s = 0;
-  if (spare != 0) {
-    s = spare;
-    spare = *(uintptr_t *)s;
-    *(uintptr_t *)s = 0;
-  } else if (chunk_next != chunk_end) {
-    s = chunk_next;
-    chunk_next += SMP_SLAB_SIZE;
-  }
-  return s;
-}
+/* ---- metadata ----------------------------------------------------------- */
 
-void *slab_try_new(unsigned cls) {
-  slab_lock_acquire();
-  uintptr_t s = slab_take();
-  slab_lock_release();
-  if (s != 0) pagemap_set(s, pm_slab_entry(cls));
-  return (void *)s;
-}
+#define META_REGION (256u << 10)
+static smp_mutex_t meta_lock;
+static uintptr_t meta_next, meta_end;
 
-void *slab_new(unsigned cls) {
-  slab_lock_acquire();
-  uintptr_t s = slab_take();
-  if (s == 0) {
-    /* A system call, under slab_lock only (never a slot lock: the caller
-     * has let its slot go), once per SMP_CHUNK_SIZE / 64 KiB slabs. */
-    void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
-    if (c == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
-      if (c != NULL) os_unmap(c, SMP_CHUNK_SIZE);
-      slab_lock_release();
+void *meta_alloc(size_t size) {
+  size = (size + 63) & ~(size_t)63; /* cache-line granularity */
+  lock_acquire(&meta_lock);
+  if (meta_end - meta_next < size) {
+    size_t region = size > META_REGION ? (size + SMP_PAGE_SIZE - 1) & ~(size_t)(SMP_PAGE_SIZE - 1)
+                                       : META_REGION;
+    void *m = os_map(region, SMP_PAGE_SIZE);
+    if (m == NULL) {
+      lock_release(&meta_lock);
       return NULL;
     }
+    meta_next = (uintptr_t)m;
+    meta_end = meta_next + region;
+  }
+  void *p = (void *)meta_next;
+  meta_next += size;
+  lock_release(&meta_lock);
+  return p;
+}
+
+/* ---- taking and growing ------------------------------------------------- */
+
+#define CHUNK_SLABS (SMP_CHUNK_SIZE / SMP_SLAB_SIZE)
+
+static void dirty_unlink(slab_t *sl) {
+  if (sl->prev) sl->prev->next = sl->next; else dirty_head = sl->next;
+  if (sl->next) sl->next->prev = sl->prev; else dirty_tail = sl->prev;
+  atomic_store_explicit(&dirty_count, atomic_load_explicit(&dirty_count, memory_order_relaxed) - 1,
+                        memory_order_relaxed);
+  if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+}
+
+slab_t *slab_get(unsigned cls, unsigned owner) {
+  slab_t *sl;
+  lock_acquire(&slab_lock);
+  if ((sl = dirty_head) != NULL) {
+    dirty_unlink(sl);
+    sl->zero = 0;
+  } else if ((sl = clean_head) != NULL) {
+    clean_head = sl->next;
+    sl->zero = 1;
+  } else if (chunk_next != chunk_end) {
+    sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
+    chunk_next += SMP_SLAB_SIZE;
+    sl->zero = 1;
+  }
+  lock_release(&slab_lock);
+  if (sl == NULL) return NULL;
+  sl->free = NULL;
+  sl->bump = sl->base;
+  sl->end = sl->base + smp_class[cls].limit;
+  sl->next = sl->prev = NULL;
+  sl->used = 0;
+  sl->cls = (uint16_t)cls;
+  sl->owner = (uint16_t)owner;
+  sl->state = SLAB_CUR;
+  pagemap_set(sl->base, pm_slab_entry(sl, cls));
+  return sl;
+}
+
+bool slab_grow(void) {
+  lock_acquire(&slab_lock);
+  bool room = chunk_next != chunk_end || dirty_head != NULL || clean_head != NULL;
+  lock_release(&slab_lock);
+  if (room) return true; /* another thread grew it meanwhile */
+  /* Map outside every lock; install under slab_lock. */
+  void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
+  chunk_meta_t *cm = meta_alloc(sizeof *cm);
+  if (c == NULL || cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
+    if (c != NULL) os_unmap(c, SMP_CHUNK_SIZE);
+    return false; /* cm is metadata: not reusable, at worst 4 KiB lost */
+  }
+  slab_t *d = cm->desc;
+  for (unsigned i = 0; i < CHUNK_SLABS; i++) d[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
+  lock_acquire(&slab_lock);
+  cm->next = chunks;
+  chunks = cm;
+  if (chunk_next != chunk_end) {
+    /* Lost a race: keep the new chunk's slabs anyway, as clean pool slabs. */
+    for (unsigned i = 0; i < CHUNK_SLABS; i++) {
+      d[i].state = SLAB_CLEAN;
+      d[i].next = clean_head;
+      clean_head = &d[i];
+    }
+  } else {
     chunk_next = (uintptr_t)c;
     chunk_end = chunk_next + SMP_CHUNK_SIZE;
-    s = slab_take();
+    chunk_desc = d;
   }
-  slab_lock_release();
-  pagemap_set(s, pm_slab_entry(cls));
-  return (void *)s;
+  lock_release(&slab_lock);
+  stats_mapped(SMP_CHUNK_SIZE);
+  return true;
 }
 
-void slab_spare(void *slab) {
-  pagemap_set((uintptr_t)slab, 0);
-  slab_lock_acquire();
-  *(uintptr_t *)slab = spare;
-  spare = (uintptr_t)slab;
-  slab_lock_release();
+/* ---- the pool ----------------------------------------------------------- */
+
+void slab_release(slab_t *sl) {
+  pagemap_set(sl->base, 0); /* from now on a free() into it is an invalid pointer */
+  sl->state = SLAB_DIRTY;
+  sl->stamp = os_now_ms();
+  lock_acquire(&slab_lock);
+  sl->prev = NULL;
+  sl->next = dirty_head;
+  if (dirty_head) dirty_head->prev = sl; else dirty_tail = sl;
+  dirty_head = sl;
+  atomic_store_explicit(&dirty_count, atomic_load_explicit(&dirty_count, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+  lock_release(&slab_lock);
 }
 
-void slab_fork_prepare(void) { slab_lock_acquire(); }
-void slab_fork_parent(void) { slab_lock_release(); }
-void slab_fork_child(void) { atomic_store_explicit(&slab_lock, 0, memory_order_relaxed); }
+bool slab_purge_due(void) {
+  size_t n = atomic_load_explicit(&dirty_count, memory_order_relaxed);
+  if (n == 0) return false;
+  if (n * SMP_SLAB_SIZE > smp_opt.purge_threshold) return true;
+  uint32_t age = os_now_ms() - atomic_load_explicit(&dirty_oldest, memory_order_relaxed);
+  return age >= smp_opt.purge_delay_ms;
+}
+
+size_t slab_purge(bool all) {
+  uint32_t now = os_now_ms();
+  size_t returned = 0;
+  for (;;) {
+    /* Detach a batch under the lock, return pages outside it. */
+    slab_t *batch = NULL;
+    unsigned n = 0;
+    lock_acquire(&slab_lock);
+    size_t keep = all ? 0 : smp_opt.purge_threshold / SMP_SLAB_SIZE;
+    while (dirty_tail != NULL && n < 64) {
+      slab_t *sl = dirty_tail;
+      bool old = (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms;
+      if (!all && !old && atomic_load_explicit(&dirty_count, memory_order_relaxed) <= keep) break;
+      dirty_unlink(sl);
+      sl->state = SLAB_PURGING;
+      sl->next = batch;
+      batch = sl;
+      n++;
+    }
+    lock_release(&slab_lock);
+    if (batch == NULL) break;
+    for (slab_t *sl = batch; sl != NULL; sl = sl->next) os_decommit((void *)sl->base, SMP_SLAB_SIZE);
+    returned += (size_t)n * SMP_SLAB_SIZE;
+    lock_acquire(&slab_lock);
+    while (batch != NULL) {
+      slab_t *sl = batch;
+      batch = sl->next;
+      sl->state = SLAB_CLEAN;
+      sl->next = clean_head;
+      clean_head = sl;
+    }
+    lock_release(&slab_lock);
+  }
+  if (returned) stats_returned(returned);
+  return returned;
+}
+
+/* ---- walking (statistics) ----------------------------------------------- */
+
+/* The caller holds every slot lock (slot_lock_all), so descriptors of
+ * slabs in use are stable; pool fields are stable under slab_lock. */
+void slab_walk(void (*fn)(const slab_t *sl, void *arg), void *arg) {
+  lock_acquire(&slab_lock);
+  for (chunk_meta_t *cm = chunks; cm != NULL; cm = cm->next)
+    for (unsigned i = 0; i < CHUNK_SLABS; i++) fn(&cm->desc[i], arg);
+  lock_release(&slab_lock);
+}
+
+void slab_pool_counts(size_t *dirty, size_t *clean) {
+  lock_acquire(&slab_lock);
+  size_t c = 0;
+  for (slab_t *sl = clean_head; sl != NULL; sl = sl->next) c++;
+  *dirty = atomic_load_explicit(&dirty_count, memory_order_relaxed);
+  *clean = c;
+  lock_release(&slab_lock);
+}
+
+void slab_fork_prepare(void) {
+  lock_acquire(&slab_lock);
+  lock_acquire(&meta_lock);
+}
+void slab_fork_parent(void) {
+  lock_release(&meta_lock);
+  lock_release(&slab_lock);
+}
+void slab_fork_child(void) {
+  atomic_store_explicit(&meta_lock, 0, memory_order_relaxed);
+  atomic_store_explicit(&slab_lock, 0, memory_order_relaxed);
+}

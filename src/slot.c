@@ -2,44 +2,39 @@
  * slot.c - slots: SmpAllocator's unit of sharing.
  *
  * There are min(CPUs, SMP_MAX_SLOTS) slots.  Each holds a lock and, per size
- * class, a free list and a bump region (bin_t).  A thread remembers a slot
- * index (thread-local, starts at 0); when that slot's lock is taken it moves
- * on with try-lock to the next one and remembers where it succeeded, so
- * threads spread over the slots by themselves and no thread-exit hook is
- * needed.  After SMP_SPIN_ROUNDS full rounds of failed try-locks a thread
- * sleeps on its slot's lock (futex) instead of spinning: more threads than
- * slots cost waiting, not CPU.
+ * class, the slab it is allocating from and the slabs it owns that have free
+ * blocks.  A thread remembers a slot index (thread-local, starts at 0); when
+ * that slot's lock is taken it moves on with try-lock to the next one and
+ * remembers where it succeeded, so threads spread over the slots by
+ * themselves.  After SMP_SPIN_ROUNDS full rounds of failed try-locks a
+ * thread sleeps on a slot's lock (futex): more threads than slots cost
+ * waiting, not CPU.
  *
- * Freed blocks go to the freeing thread's slot.  When an allocating thread's
- * bin is empty it first steals a whole free list of the same class from
- * another slot, so a producer/consumer pair recycles blocks instead of
- * growing the heap, and only then takes a new slab.
+ * Unlike SmpAllocator, a freed block goes back to its own slab, under the
+ * lock of the slot that owns the slab.  That is what lets an empty slab be
+ * seen at once (its used count reaches 0) and returned to the kernel, and
+ * what keeps a producer/consumer pair bounded: the consumer's frees land
+ * where the producer allocates.  Thread caches (tcache.c) batch both ways,
+ * so a slot lock is taken once per batch, not once per call.
  */
 #include <pthread.h>
 
 #include "internal.h"
+#include "options.h"
 
 slot_t smp_slots[SMP_MAX_SLOTS];
 _Atomic unsigned smp_nslots = 1;  /* 1 until slot_init(): early calls all use slot 0 */
 __thread unsigned smp_tl_slot;
 
-static bool slot_trylock(slot_t *s) {
-  int expect = 0;
-  return atomic_compare_exchange_strong_explicit(&s->lock, &expect, 1, memory_order_acquire,
-                                                 memory_order_relaxed);
-}
-
-/* Sleep until the lock is ours (a futex mutex: 2 marks "someone waits"). */
-static void slot_lock_blocking(slot_t *s) {
-  if (slot_trylock(s)) return;
-  while (atomic_exchange_explicit(&s->lock, 2, memory_order_acquire) != 0)
-    os_futex_wait(&s->lock, 2);
-}
+static bool slot_trylock(slot_t *s) { return mutex_trylock(&s->lock); }
+/* Sleep until the lock is ours. */
+static void slot_lock_blocking(slot_t *s) { mutex_lock(&s->lock); }
 
 void slot_wake(slot_t *s) { os_futex_wake(&s->lock, 1); }
 
 slot_t *slot_lock_slow(unsigned i) {
   unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
+  atomic_fetch_add_explicit(&smp_slots[i].contended, 1, memory_order_relaxed);
   for (unsigned tries = 0; tries < SMP_SPIN_ROUNDS * n; tries++) {
     i = i + 1 < n ? i + 1 : 0;
     if (slot_trylock(&smp_slots[i])) {
@@ -49,86 +44,198 @@ slot_t *slot_lock_slow(unsigned i) {
   }
   /* Every slot is busy: more threads want one than there are slots. */
   if (i >= n) i = 0;
+  stats_lock_wait();
   slot_lock_blocking(&smp_slots[i]);
   smp_tl_slot = i;
   return &smp_slots[i];
 }
 
-void slot_init(void) {
-  static _Atomic int done;
-  if (atomic_load_explicit(&done, memory_order_acquire)) return;
-  unsigned n = os_cpu_count();
+static _Atomic int slot_count_known;
+
+/* Set the slot count from the option or the CPU count.  The count may
+ * change while threads run: a thread holding an index past it keeps using
+ * that slot (all SMP_MAX_SLOTS exist) until contention moves it. */
+static void slot_set_count(void) {
+  unsigned n = smp_opt.slots ? smp_opt.slots : os_cpu_count();
   if (n > SMP_MAX_SLOTS) n = SMP_MAX_SLOTS;
-  /* Only grows (from 1), so an index a thread already holds stays valid. */
-  unsigned cur = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  while (cur < n && !atomic_compare_exchange_weak_explicit(&smp_nslots, &cur, n,
-                                                           memory_order_relaxed,
-                                                           memory_order_relaxed)) {
-  }
-  atomic_store_explicit(&done, 1, memory_order_release);
+  if (n < 1) n = 1;
+  atomic_store_explicit(&smp_nslots, n, memory_order_relaxed);
+  atomic_store_explicit(&slot_count_known, 1, memory_order_release);
 }
 
-/* How many other slots a refill looks at before it takes a new slab. */
-#define SLOT_STEAL_PROBES 8u
-
-void *slot_install(slot_t *s, unsigned cls, void *slab, void **populate) {
-  bin_t *b = &s->bins[cls];
-  /* A bin that already used up a slab is busy: fault the next one in with
-   * one system call rather than a page fault per page.  A first slab is
-   * faulted lazily, so a class used once costs a page, not 64 KiB. */
-  *populate = b->end != 0 ? slab : NULL;
-  b->bump = (uintptr_t)slab + smp_class[cls].size;
-  b->end = (uintptr_t)slab + smp_class[cls].limit;
-  return slab;
+void slot_init(void) {
+  if (!atomic_load_explicit(&slot_count_known, memory_order_acquire)) slot_set_count();
 }
 
-void *slot_refill(slot_t *s, unsigned cls, bool *zeroed, void **populate) {
+/* ---- taking blocks ------------------------------------------------------ */
+
+static void partial_push(bin_t *b, slab_t *sl) {
+  sl->state = SLAB_PARTIAL;
+  sl->prev = NULL;
+  sl->next = b->partial;
+  if (b->partial) b->partial->prev = sl;
+  b->partial = sl;
+}
+
+static void partial_unlink(bin_t *b, slab_t *sl) {
+  if (sl->prev) sl->prev->next = sl->next; else b->partial = sl->next;
+  if (sl->next) sl->next->prev = sl->prev;
+  sl->next = sl->prev = NULL;
+}
+
+/* Up to want blocks from the held slot s, appended at *tail.  Sets *populate
+ * to a slab worth faulting in at once (a busy bin's fresh slab).  Returns
+ * the count; fewer than want means no slab is at hand without mapping. */
+static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void ***tail,
+                                 slab_t **populate) {
   bin_t *b = &s->bins[cls];
-  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  unsigned me = (unsigned)(s - smp_slots);
-  unsigned probes = n - 1 < SLOT_STEAL_PROBES ? n - 1 : SLOT_STEAL_PROBES;
-  for (unsigned k = 1; k <= probes; k++) {
-    slot_t *o = &smp_slots[(me + k) % n];
-    /* Try-lock only: holding our lock, we must never wait for another. */
-    if (!slot_trylock(o)) continue;
-    void *list = o->bins[cls].free;
-    o->bins[cls].free = NULL;
-    slot_unlock(o);
-    if (list != NULL) {
-      b->free = *(void **)list;
-      *zeroed = false;
-      *populate = NULL;
-      return list;
+  uint32_t size = smp_class[cls].size;
+  unsigned n = 0;
+  while (n < want) {
+    slab_t *sl = b->cur;
+    if (sl == NULL) {
+      if ((sl = b->partial) != NULL) {
+        partial_unlink(b, sl);
+        sl->state = SLAB_CUR;
+      } else {
+        sl = slab_get(cls, (unsigned)(s - smp_slots));
+        if (sl == NULL) break;
+        /* A bin's first slab is faulted page by page (a class used once
+         * costs a page); a bin that used up a slab is busy, and its next
+         * fresh slab is faulted in with one system call. */
+        uint64_t bit = (uint64_t)1 << (cls % 64);
+        if (sl->zero && (s->taken[cls / 64] & bit)) *populate = sl;
+        s->taken[cls / 64] |= bit;
+      }
+      b->cur = sl;
+    }
+    unsigned got = 0;
+    void *p;
+    while (got < want - n && (p = sl->free) != NULL) {
+      sl->free = *(void **)p;
+      **tail = p;
+      *tail = (void **)p;
+      got++;
+    }
+    while (got < want - n && sl->bump < sl->end) {
+      p = (void *)sl->bump;
+      sl->bump += size;
+      **tail = p;
+      *tail = (void **)p;
+      got++;
+    }
+    sl->used += got;
+    n += got;
+    if (sl->free == NULL && sl->bump == sl->end) { /* exhausted */
+      sl->state = SLAB_FULL;
+      b->cur = NULL;
     }
   }
-  *populate = NULL;
-  void *slab = slab_try_new(cls);
-  if (slab == NULL) return NULL;
-  *zeroed = true;
-  return slot_install(s, cls, slab, populate);
+  return n;
 }
 
-/* fork(): take every lock in a fixed order (slots, then the slab lock) so
+unsigned slot_take(unsigned cls, unsigned want, void **list) {
+  void *head = NULL, **tail = &head;
+  unsigned n = 0;
+  slab_t *populate = NULL;
+  for (;;) {
+    slot_t *s = slot_lock();
+    n += slot_take_locked(s, cls, want - n, &tail, &populate);
+    slot_unlock(s);
+    if (n > 0 || !slab_grow()) break; /* grow maps memory with no lock held */
+  }
+  *tail = NULL;
+  *list = head;
+  if (populate != NULL) os_populate((void *)populate->base, SMP_SLAB_SIZE);
+  return n;
+}
+
+/* ---- giving blocks back ------------------------------------------------- */
+
+SMP_COLD static void slot_bad_free(const void *p, const char *who) {
+  os_fatal(who, "double free (or corrupted heap) of", p);
+}
+
+/* Return p to its slab sl, owned by the held slot s. */
+static inline void slab_put(slot_t *s, slab_t *sl, void *p, const char *who) {
+  if (unlikely(sl->used == 0 || sl->free == p)) slot_bad_free(p, who);
+  *(void **)p = sl->free;
+  sl->free = p;
+  sl->used--;
+  if (sl->state == SLAB_FULL) {
+    partial_push(&s->bins[sl->cls], sl);
+  } else if (sl->used == 0 && sl->state == SLAB_PARTIAL) {
+    partial_unlink(&s->bins[sl->cls], sl);
+    slab_release(sl);
+  }
+}
+
+void slot_give(void *list, const char *who) {
+  slot_t *held = NULL;
+  while (list != NULL) {
+    void *p = list;
+    list = *(void **)p;
+    slab_t *sl = pm_slab(pagemap_get(p));
+    /* The owner cannot change while one of its blocks is out (used > 0). */
+    slot_t *o = &smp_slots[sl->owner];
+    if (o != held) {
+      if (held) slot_unlock(held);
+      slot_lock_blocking(o);
+      held = o;
+    }
+    slab_put(o, sl, p, who);
+  }
+  if (held) slot_unlock(held);
+  if (slab_purge_due()) slab_purge(false);
+}
+
+void slot_collect(void) {
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
+    slot_t *s = &smp_slots[i];
+    slot_lock_blocking(s);
+    for (unsigned c = 0; c < SMP_NCLASS; c++) {
+      slab_t *sl = s->bins[c].cur;
+      if (sl != NULL && sl->used == 0) {
+        s->bins[c].cur = NULL;
+        slab_release(sl);
+      }
+    }
+    slot_unlock(s);
+  }
+}
+
+void slot_lock_all(void) {
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) slot_lock_blocking(&smp_slots[i]);
+}
+void slot_unlock_all(void) {
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) slot_unlock(&smp_slots[i]);
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+/* Take every lock in a fixed order (slots, thread caches, slab, metadata) so
  * the child starts with consistent lists, and can allocate at once. */
 static void slot_fork_prepare(void) {
-  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  for (unsigned i = 0; i < n; i++) slot_lock_blocking(&smp_slots[i]);
+  slot_lock_all();
+  tcache_fork_prepare();
   slab_fork_prepare();
 }
 static void slot_fork_parent(void) {
-  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
   slab_fork_parent();
-  for (unsigned i = 0; i < n; i++) slot_unlock(&smp_slots[i]);
+  tcache_fork_parent();
+  slot_unlock_all();
 }
 static void slot_fork_child(void) {
-  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
   slab_fork_child();
-  for (unsigned i = 0; i < n; i++) atomic_store_explicit(&smp_slots[i].lock, 0, memory_order_relaxed);
+  tcache_fork_child();
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)
+    atomic_store_explicit(&smp_slots[i].lock, 0, memory_order_relaxed);
 }
 
 /* Runs after libc is initialised, before main: the place for set-up that
- * may allocate (pthread_atfork does). */
+ * may allocate (pthread_atfork does) or read the environment. */
 __attribute__((constructor)) static void slot_constructor(void) {
-  slot_init();
+  options_init();
+  slot_set_count();
+  stats_init();
   pthread_atfork(slot_fork_prepare, slot_fork_parent, slot_fork_child);
 }

@@ -1,0 +1,29 @@
+/*
+ * options.h - run-time options, read once from the environment at start-up
+ * (options.c), never on a fast path.  Until they are read the defaults of
+ * config.h apply, so calls made before main (by the dynamic loader, say)
+ * work unchanged.
+ */
+#ifndef SMP_OPTIONS_H
+#define SMP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  bool verbose;              /* SMPALLOC_VERBOSE: start-up line and warnings */
+  bool stats;                /* SMPALLOC_STATS: print statistics at exit */
+  bool checked;              /* SMPALLOC_CHECKED: checked mode */
+  uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
+  size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
+  unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */
+} smp_options_t;
+
+extern smp_options_t smp_opt __attribute__((visibility("hidden")));
+
+/* Read the SMPALLOC_* variables (from the constructor: the environment is
+ * set up by then).  Warns about unknown names and bad values. */
+__attribute__((visibility("hidden"))) void options_init(void);
+
+#endif /* SMP_OPTIONS_H */

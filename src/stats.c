@@ -1,0 +1,125 @@
+/*
+ * stats.c - counters and reports: smp_stats_get, smp_stats_print, and the
+ * start-up and at-exit messages of the SMPALLOC_VERBOSE and SMPALLOC_STATS
+ * options.
+ *
+ * Hot paths count nothing: per-class figures are read from the slab
+ * descriptors when asked (with every slot locked, so the snapshot of each
+ * slab is consistent); only system-call paths bump the global counters.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "options.h"
+#include "smpalloc.h"
+
+_Static_assert(SMP_STATS_NCLASS == SMP_NCLASS, "public class count matches");
+
+static _Atomic size_t st_mapped, st_unmapped, st_returned, st_large_blocks, st_large_bytes,
+    st_lock_waits;
+
+void stats_mapped(size_t bytes) { atomic_fetch_add_explicit(&st_mapped, bytes, memory_order_relaxed); }
+void stats_unmapped(size_t bytes) { atomic_fetch_add_explicit(&st_unmapped, bytes, memory_order_relaxed); }
+void stats_returned(size_t bytes) { atomic_fetch_add_explicit(&st_returned, bytes, memory_order_relaxed); }
+void stats_lock_wait(void) { atomic_fetch_add_explicit(&st_lock_waits, 1, memory_order_relaxed); }
+void stats_large(size_t bytes, int sign) {
+  if (sign > 0) {
+    atomic_fetch_add_explicit(&st_large_blocks, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st_large_bytes, bytes, memory_order_relaxed);
+  } else {
+    atomic_fetch_sub_explicit(&st_large_blocks, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&st_large_bytes, bytes, memory_order_relaxed);
+  }
+}
+
+static void stats_add_slab(const slab_t *sl, void *arg) {
+  smp_stats_t *st = arg;
+  if (sl->state != SLAB_CUR && sl->state != SLAB_PARTIAL && sl->state != SLAB_FULL) return;
+  st->slabs++;
+  st->classes[sl->cls].slabs++;
+  st->classes[sl->cls].in_use += sl->used;
+  st->bytes_in_use += (size_t)sl->used * smp_class[sl->cls].size;
+}
+
+SMP_API int smp_stats_get(smp_stats_t *st) {
+  if (st == NULL) return -1;
+  memset(st, 0, sizeof *st);
+  for (unsigned c = 0; c < SMP_NCLASS; c++) st->classes[c].size = smp_class[c].size;
+  slot_lock_all();
+  slab_walk(stats_add_slab, st);
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)
+    st->lock_contended += atomic_load_explicit(&smp_slots[i].contended, memory_order_relaxed);
+  slot_unlock_all();
+  size_t dirty, clean;
+  slab_pool_counts(&dirty, &clean);
+  st->slabs_free = dirty + clean;
+  st->large_blocks = atomic_load_explicit(&st_large_blocks, memory_order_relaxed);
+  st->large_bytes = atomic_load_explicit(&st_large_bytes, memory_order_relaxed);
+  st->bytes_in_use += st->large_bytes;
+  st->bytes_mapped = atomic_load_explicit(&st_mapped, memory_order_relaxed) -
+                     atomic_load_explicit(&st_unmapped, memory_order_relaxed);
+  st->bytes_resident = st->bytes_mapped - clean * SMP_SLAB_SIZE;
+  st->bytes_returned = atomic_load_explicit(&st_returned, memory_order_relaxed);
+  st->slots = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
+  st->lock_waits = atomic_load_explicit(&st_lock_waits, memory_order_relaxed);
+  return 0;
+}
+
+/* Append to a fixed buffer (vsnprintf allocates nothing for these
+ * formats); a full buffer truncates quietly. */
+typedef struct {
+  char buf[8192];
+  size_t len;
+} outbuf_t;
+
+__attribute__((format(printf, 2, 3))) static void out(outbuf_t *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(o->buf + o->len, sizeof o->buf - o->len, fmt, ap);
+  va_end(ap);
+  if (w > 0) o->len += (size_t)w < sizeof o->buf - o->len ? (size_t)w : sizeof o->buf - o->len - 1;
+}
+#define OUT(...) out(&o, __VA_ARGS__)
+
+SMP_API void smp_stats_print(int fd) {
+  smp_stats_t st;
+  smp_stats_get(&st);
+  outbuf_t o;
+  o.len = 0;
+  OUT("smpalloc statistics (pid %ld)\n", (long)getpid());
+  OUT("  in use       %12zu bytes\n", st.bytes_in_use);
+  OUT("  mapped       %12zu bytes\n", st.bytes_mapped);
+  OUT("  resident     %12zu bytes (at most)\n", st.bytes_resident);
+  OUT("  returned     %12zu bytes (to the kernel, in total)\n", st.bytes_returned);
+  OUT("  slabs        %12zu in use, %zu empty\n", st.slabs, st.slabs_free);
+  OUT("  large blocks %12zu (%zu bytes)\n", st.large_blocks, st.large_bytes);
+  OUT("  slots        %12zu (%zu busy try-locks, %zu waits)\n", st.slots, st.lock_contended,
+      st.lock_waits);
+  OUT("  class      size    in use     slabs\n");
+  for (unsigned c = 0; c < SMP_NCLASS; c++)
+    if (st.classes[c].slabs)
+      OUT("  %5u %9zu %9zu %9zu\n", c, st.classes[c].size, st.classes[c].in_use,
+          st.classes[c].slabs);
+  ssize_t w = 0;
+  for (size_t off = 0; off < o.len; off += (size_t)w)
+    if ((w = write(fd, o.buf + off, o.len - off)) <= 0) break;
+}
+
+static void stats_at_exit(void) { smp_stats_print(2); }
+
+void stats_init(void) {
+  if (smp_opt.verbose) {
+    outbuf_t o;
+    o.len = 0;
+    OUT("smpalloc: %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes, checked %s\n",
+        SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR, SMPALLOC_VERSION_PATCH,
+        atomic_load_explicit(&smp_nslots, memory_order_relaxed), smp_opt.purge_delay_ms,
+        smp_opt.purge_threshold, smp_opt.checked ? "on" : "off");
+    os_write_err(o.buf, o.len);
+  }
+  if (smp_opt.stats) atexit(stats_at_exit);
+}
