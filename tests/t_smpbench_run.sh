@@ -119,6 +119,11 @@ has "$tmp/g.out" "Benchmark 1 (1 runs): [glibc] true"
 has "$tmp/g.out" "Benchmark 2: [ghost] true — failed: cannot preload /nonexistent/libghost.so: No such file or directory"
 has "$tmp/g.out" "Benchmark 3: [text] true — failed: cannot preload tests/data/smpbench/samples.csv: not an ELF shared library"
 
+# --alloc with a known name replaces that allocator's library.
+sb --runs 1 --warmup 0 --alloc jemalloc=/nonexistent/libjemalloc.so \
+   --allocs glibc,jemalloc -- true >"$tmp/r.out" 2>&1
+has "$tmp/r.out" "Benchmark 2: [jemalloc] true — failed: cannot preload /nonexistent/libjemalloc.so: No such file or directory"
+
 # --- usage errors -------------------------------------------------------------
 sb --allocs glibc,nosuch -- true >"$tmp/u1.out" 2>&1
 [ $? -eq 2 ] || fail "unknown allocator: exit status not 2"

@@ -59,6 +59,7 @@ struct alloc {
     char *name;
     char *path;         /* NULL for glibc (no preload) */
     char *problem;      /* why it cannot be used, or NULL */
+    int explicit;       /* given with --alloc: kept even with a problem */
 };
 
 struct options {
@@ -103,7 +104,8 @@ static const char usage_long[] =
     "                       installed, then each --alloc.  With --cmds the default\n"
     "                       is to leave the environment alone; giving --allocs or\n"
     "                       --alloc runs every command under every allocator.\n"
-    "  --alloc NAME=PATH    add an allocator: LD_PRELOAD=PATH (repeatable)\n"
+    "  --alloc NAME=PATH    add an allocator: LD_PRELOAD=PATH (repeatable); a\n"
+    "                       known NAME takes that one's place (another build)\n"
     "  --lib PATH           the smpalloc library (default: libsmpalloc.so in the\n"
     "                       directory of the smpbench binary)\n"
     "\n"
@@ -197,6 +199,7 @@ static void add_extra_alloc(struct options *o, const char *spec)
     a->name[eq - spec] = 0;
     a->path = xstrdup(eq + 1);
     a->problem = NULL;
+    a->explicit = 1;
 }
 
 enum { OPT_ALLOCS = 256, OPT_ALLOC, OPT_LIB, OPT_MIN_RUNS, OPT_WARMUP,
@@ -417,10 +420,10 @@ static char *find_peer(const char *soname)
 static size_t known_allocs(const struct options *o, struct alloc *out)
 {
     size_t n = 0;
-    out[n++] = (struct alloc){ xstrdup("glibc"), NULL, NULL };
+    out[n++] = (struct alloc){ xstrdup("glibc"), NULL, NULL, 0 };
 
     char *lib = o->lib ? xstrdup(o->lib) : default_smpalloc_path();
-    out[n] = (struct alloc){ xstrdup("smpalloc"), absolute(lib), NULL };
+    out[n] = (struct alloc){ xstrdup("smpalloc"), absolute(lib), NULL, 0 };
     out[n].problem = check_library(lib);
     free(lib);
     n++;
@@ -429,16 +432,23 @@ static size_t known_allocs(const struct options *o, struct alloc *out)
         char *p = find_peer(peers[i].soname);
         out[n].name = xstrdup(peers[i].name);
         out[n].path = p;
+        out[n].explicit = 0;
         out[n].problem = p ? check_library(p) :
             xasprintf("%s not found in /usr/lib/%s, /lib/%s, /usr/local/lib, "
                       "/usr/lib64 or /usr/lib", peers[i].soname, MULTIARCH, MULTIARCH);
         n++;
     }
+    /* --alloc NAME=PATH: a known NAME (say jemalloc from /opt) takes that
+     * allocator's place; a new one goes at the end. */
     for (size_t i = 0; i < o->nextra; i++) {
-        out[n] = o->extra[i];
-        out[n].problem = check_library(out[n].path);
-        out[n].path = absolute(out[n].path);
-        n++;
+        size_t k = 0;
+        while (k < n && strcmp(out[k].name, o->extra[i].name) != 0)
+            k++;
+        out[k] = o->extra[i];
+        out[k].problem = check_library(out[k].path);
+        out[k].path = absolute(out[k].path);
+        if (k == n)
+            n++;
     }
     return n;
 }
@@ -454,8 +464,7 @@ static size_t select_allocs(const struct options *o, struct alloc *out)
 
     if (!o->allocs) {
         for (size_t i = 0; i < nknown; i++) {
-            int explicit = i >= nknown - o->nextra;
-            if (known[i].problem && !explicit) {
+            if (known[i].problem && !known[i].explicit) {
                 if (strcmp(known[i].name, "smpalloc") == 0)
                     fprintf(stderr, "smpbench: note: leaving out smpalloc: %s "
                             "(build it with 'make lib' or pass --lib PATH)\n",
@@ -557,9 +566,9 @@ static void plan_benchmarks(struct plan *p, const struct options *o,
     if (!o->cmds_mode || o->allocs || o->nextra) {
         if (o->cmds_mode && !o->allocs) {       /* only the --alloc ones */
             size_t nknown = known_allocs(o, allocs);
-            memmove(allocs, allocs + nknown - o->nextra,
-                    o->nextra * sizeof *allocs);
-            nallocs = o->nextra;
+            for (size_t i = 0; i < nknown; i++)
+                if (allocs[i].explicit)
+                    allocs[nallocs++] = allocs[i];
         } else {
             nallocs = select_allocs(o, allocs);
         }
