@@ -39,11 +39,19 @@ $(BUILD)/suite/%: bench/suite/%.c bench/suite/suite_common.c bench/bench.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SUITE_CFLAGS) -o $@ $< -pthread -lm
 
+# A deliberately broken allocator (preloaded by tests/t_bench_suite.sh to
+# check that the workloads catch one); not a workload.
+BENCH_BINS += $(BUILD)/suite/badmalloc.so
+
+$(BUILD)/suite/badmalloc.so: bench/suite/badmalloc.c bench/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -shared -o $@ $<
+
 SVG ?=
 SUITE_ARGS ?=
 
 .PHONY: bench-suite suite-bins
-suite-bins: $(SUITE_BINS)
+suite-bins: $(SUITE_BINS) $(BUILD)/suite/badmalloc.so
 
 bench-suite: lib $(BUILD)/smpbench $(SUITE_BINS)
 	@bash bench/suite/run.sh --build $(BUILD) $(if $(SVG),--svg $(SVG)) $(SUITE_ARGS)

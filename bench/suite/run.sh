@@ -313,7 +313,7 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
     nb = na - 1; bw = 9; gap = 14
     ng = nw + 1
     gwid = nb * bw + gap
-    left = 70; W = left + ng * gwid + 30
+    left = 90; W = left + ng * gwid + 30
     if (W < 780) W = 780
     ph = 230; top1 = 112; top2 = top1 + ph + 150; H = top2 + ph + 150
     split("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2", col, " ")
@@ -390,7 +390,7 @@ if [ "$REPORTS" -eq 1 ]; then
     selected "$name" || continue
     [ "$printed" -eq 0 ] && printf '\nOne -v run of each memory / thread-count workload:\n'
     printed=1
-    printf '%s (%s %s):\n' "$name" "$prog" "$args"
+    printf '%s (%s):\n' "$name" "$(echo "$BUILD/suite/$prog -v $args")"
     for a in "${allocs[@]}"; do
       [ -n "${PRE[$a]+x}" ] || continue
       # shellcheck disable=SC2086

@@ -233,8 +233,8 @@ static inline void tag_check(const void *p, size_t n, uint64_t key, const char *
     if (n > 8)
         bad |= b[n - 1] != ((unsigned char)(t >> 56) ^ 0x5a);
     if (bad)
-        verify_failed("%s: block %p (%zu bytes, key %#" PRIx64 ") was overwritten",
-                      what, p, n, key);
+        verify_failed("block %p (%zu bytes, key %#" PRIx64 ") was overwritten (%s)",
+                      p, n, key, what);
 }
 
 /* ---- time, memory ----------------------------------------------------------- */
