@@ -32,8 +32,8 @@ check_rows() {
 
 # Forced refusal, three benchmarks and several runs: one message only.
 SMPBENCH_FORCE_NO_HW=1 "$SMPBENCH" --color never --runs 3 --json "$tmp/j" \
-  --cmds true "sh -c true" true >"$tmp/f.out" 2>"$tmp/f.err"
-[ $? -eq 0 ] || fail "forced refusal: exit status not 0"
+  --cmds true "sh -c true" true >"$tmp/f.out" 2>"$tmp/f.err" ||
+  fail "forced refusal: exit status not 0"
 [ "$(cat "$tmp/f.err")" = "$MSG_FORCED" ] ||
   { fail "forced refusal: stderr is not exactly the one message:"; cat "$tmp/f.err"; }
 check_rows "$tmp/f.out" "$SW_ROWS" 3
@@ -42,20 +42,20 @@ grep -q cpu_cycles "$tmp/j" && fail "JSON carries hardware counters it did not r
 
 # --sw-counters: the same rows, no message.
 SMPBENCH_FORCE_NO_HW=1 "$SMPBENCH" --color never --sw-counters --runs 2 -- true \
-  >"$tmp/s.out" 2>"$tmp/s.err"
-[ $? -eq 0 ] || fail "--sw-counters: exit status not 0"
+  >"$tmp/s.out" 2>"$tmp/s.err" || fail "--sw-counters: exit status not 0"
 grep -q "hardware counters" "$tmp/s.err" && fail "--sw-counters still printed the message"
 n=$(grep -c '^Benchmark' "$tmp/s.out")
 check_rows "$tmp/s.out" "$SW_ROWS" "$n"
 
 # Unforced: hardware rows and no message, or software rows and exactly one
 # message naming the kernel's reason.
-"$SMPBENCH" --color never --runs 2 --allocs glibc -- true >"$tmp/u.out" 2>"$tmp/u.err"
-[ $? -eq 0 ] || fail "unforced: exit status not 0"
+"$SMPBENCH" --color never --runs 2 --allocs glibc -- true >"$tmp/u.out" 2>"$tmp/u.err" ||
+  fail "unforced: exit status not 0"
 if [ -s "$tmp/u.err" ]; then
-  [ "$(wc -l <"$tmp/u.err")" -eq 1 ] &&
-    grep -Eq '^smpbench: hardware counters unavailable \(perf_event_open [a-z_]+: .+\): showing software counters$' "$tmp/u.err" ||
-    { fail "unforced: unexpected stderr:"; cat "$tmp/u.err"; }
+  if [ "$(wc -l <"$tmp/u.err")" -ne 1 ] ||
+     ! grep -Eq '^smpbench: hardware counters unavailable \(perf_event_open [a-z_]+: .+\): showing software counters$' "$tmp/u.err"; then
+    fail "unforced: unexpected stderr:"; cat "$tmp/u.err"
+  fi
   check_rows "$tmp/u.out" "$SW_ROWS" 1
   echo "note: this machine refuses hardware counters: $(cat "$tmp/u.err")"
 else

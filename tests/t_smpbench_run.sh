@@ -38,7 +38,9 @@ has "$tmp/f.out" "Benchmark 5 (3 runs): true"
 grep -Eq '^true: wall [0-9.]+x true, peak_rss [0-9.]+x true \(medians\)$' "$tmp/f.out" ||
   fail "no summary line for benchmark 5"
 n1=$(grep -c '^run,1,' "$tmp/f.csv"); n5=$(grep -c '^run,5,' "$tmp/f.csv")
-[ "$n1" = 3 ] && [ "$n5" = 3 ] || fail "CSV has $n1 and $n5 runs of benchmarks 1 and 5, want 3"
+if [ "$n1" != 3 ] || [ "$n5" != 3 ]; then
+  fail "CSV has $n1 and $n5 runs of benchmarks 1 and 5, want 3"
+fi
 grep -q '^failed,3,,.*,killed by signal 11 (Segmentation fault),' "$tmp/f.csv" ||
   fail "CSV lacks benchmark 3's failure"
 if command -v python3 >/dev/null; then
@@ -82,6 +84,7 @@ has "$tmp/m.out" "Benchmark 2 (4 runs): sh -c true"
 libm=$(ldd "$SMPBENCH" | awk '/libm\.so/ { print $3 }')
 if [ -n "$libm" ] && [ -f "$libm" ]; then
   libm=$(realpath "$libm")
+  # shellcheck disable=SC2016  # $LD_PRELOAD is for the command's shell
   LD_PRELOAD=$libm sb --show-output --runs 1 --warmup 0 --alloc "m=$libm" \
     --allocs glibc,m -- sh -c 'echo "preload=[$LD_PRELOAD]"' >"$tmp/p.out" 2>&1 ||
     fail "preload run failed"
@@ -105,8 +108,8 @@ got=$(sed -n 's/^Benchmark [0-9]* ([0-9]* runs): \[\([^]]*\)\] true$/\1/p' "$tmp
 [ "$got" = "$want " ] || { fail "allocators found: '$got', want '$want '"; cat "$tmp/d.out"; }
 
 # smpalloc missing from the default list: a note, the rest goes on.
-sb --runs 1 --warmup 0 --lib /nonexistent/libsmpalloc.so -- true >"$tmp/n.out" 2>"$tmp/n.err"
-[ $? -eq 0 ] || fail "missing smpalloc in the default list made smpbench fail"
+sb --runs 1 --warmup 0 --lib /nonexistent/libsmpalloc.so -- true >"$tmp/n.out" 2>"$tmp/n.err" ||
+  fail "missing smpalloc in the default list made smpbench fail"
 grep -q "leaving out smpalloc: /nonexistent/libsmpalloc.so: No such file or directory" "$tmp/n.err" ||
   fail "no note about the missing smpalloc library"
 
