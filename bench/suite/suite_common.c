@@ -15,7 +15,9 @@
  *     after malloc and checked before free, so an allocator that hands out
  *     overlapping blocks or scribbles on live ones is caught (exit 3);
  *   - RSS from /proc/self/statm, peak RSS (VmHWM), CPU time, clocks;
- *   - thread creation with a small stack.
+ *   - thread creation with a small stack;
+ *   - a watchdog: every workload dies of SIGALRM after 20 s
+ *     (SMP_SUITE_ALARM=seconds, 0 for none).
  *
  * Exit status of every workload: 0 success, 2 usage or resource error
  * (malloc returned NULL, thread creation failed), 3 verification failed.
@@ -112,6 +114,13 @@ static void parse_args(int argc, char **argv, const char *name, const char *what
     for (size_t k = 0; k < np; k++)
         if (*p[k].value == -1)
             *p[k].value = (long)ncpu();
+    /* Watchdog: a run that hangs (an allocator deadlock) dies of SIGALRM
+     * after SMP_SUITE_ALARM seconds (default 20; 0: none), so that smpbench
+     * records that allocator as failed and goes on with the others. */
+    const char *al = getenv("SMP_SUITE_ALARM");
+    long secs = al && *al ? strtol(al, NULL, 10) : 20;
+    if (secs > 0)
+        alarm((unsigned)secs);
 }
 
 /* ---- errors ------------------------------------------------------------- */
