@@ -390,7 +390,7 @@ if [ "$REPORTS" -eq 1 ]; then
     selected "$name" || continue
     [ "$printed" -eq 0 ] && printf '\nOne -v run of each memory / thread-count workload:\n'
     printed=1
-    printf '%s (%s):\n' "$name" "$(echo "$BUILD/suite/$prog -v $args")"
+    printf '%s (%s):\n' "$name" "$BUILD/suite/$prog -v${args:+ $args}"
     for a in "${allocs[@]}"; do
       [ -n "${PRE[$a]+x}" ] || continue
       # shellcheck disable=SC2086
