@@ -73,6 +73,8 @@ SMP_HIDDEN void os_populate(void *p, size_t size);
 SMP_HIDDEN uint32_t os_now_ms(void);
 /* Return the pages of [p, p+size) to the kernel; they read as zero after. */
 SMP_HIDDEN void os_decommit(void *p, size_t size);
+/* 64 random bits from the kernel (AT_RANDOM), without a system call. */
+SMP_HIDDEN uint64_t os_random(void);
 /* Number of CPUs this process may run on (affinity mask), at least 1. */
 SMP_HIDDEN unsigned os_cpu_count(void);
 /* The kernel's page size. */
@@ -171,7 +173,14 @@ struct slab_s {
   uint16_t pad;
   uint32_t stamp;       /* ms clock when it entered the pool */
   uintptr_t base;       /* the slab's address: constant */
+  uint64_t *live;       /* checked mode: a bit per block handed out, or NULL */
 };
+
+/* Free-list links inside slabs are stored encoded, link ^ smp_link_key ^ the
+ * block's own address, and checked on every use: a link must decode to NULL
+ * or to a block of the same slab, so a stray write into a free block cannot
+ * redirect an allocation (it aborts with "corrupted free list"). */
+SMP_HIDDEN extern uintptr_t smp_link_key;
 
 static inline uint64_t pm_slab_entry(const slab_t *sl, unsigned cls) {
   return (uint64_t)(uintptr_t)sl | ((uint64_t)(cls + 1) << 48);

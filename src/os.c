@@ -120,6 +120,13 @@ unsigned os_cpu_count(void) {
   return n;
 }
 
+uint64_t os_random(void) {
+  const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+  uint64_t v = 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)&v;
+  if (r != NULL) memcpy(&v, r + 8, sizeof v); /* glibc uses the first 8 for the stack guard */
+  return v;
+}
+
 size_t os_page_size(void) {
   unsigned long p = getauxval(AT_PAGESZ);
   return p ? (size_t)p : SMP_PAGE_SIZE;

@@ -8,7 +8,11 @@
  * library or the executable comes before libc.  Each is a tail call into
  * the smp_* function (a single jump, bound inside the library at link time).
  */
+#include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 #include "smpalloc.h"
@@ -28,3 +32,50 @@ OVERRIDE void *pvalloc(size_t n) { return smp_pvalloc(n); }
 OVERRIDE size_t malloc_usable_size(void *p) { return smp_usable_size(p); }
 OVERRIDE void free_sized(void *p, size_t n) { smp_free_sized(p, n); }
 OVERRIDE void free_aligned_sized(void *p, size_t a, size_t n) { smp_free_aligned_sized(p, a, n); }
+
+/* ---- glibc's introspection calls, so existing tooling keeps working ------ */
+
+OVERRIDE int malloc_trim(size_t pad) {
+  (void)pad;
+  return smp_collect() > 0;
+}
+
+OVERRIDE void malloc_stats(void) { smp_stats_print(2); }
+
+OVERRIDE struct mallinfo2 mallinfo2(void) {
+  smp_stats_t st;
+  struct mallinfo2 mi;
+  memset(&mi, 0, sizeof mi);
+  if (smp_stats_get(&st) != 0) return mi;
+  mi.arena = st.bytes_mapped - st.large_bytes; /* slab memory */
+  mi.ordblks = st.slabs_free;
+  mi.hblks = st.large_blocks;
+  mi.hblkhd = st.large_bytes;
+  mi.uordblks = st.bytes_in_use - st.large_bytes;
+  mi.fordblks = mi.arena > mi.uordblks ? mi.arena - mi.uordblks : 0;
+  mi.keepcost = 0;
+  return mi;
+}
+
+OVERRIDE int malloc_info(int options, FILE *fp) {
+  if (options != 0 || fp == NULL) {
+    errno = EINVAL;
+    return -1;
+  }
+  smp_stats_t st;
+  smp_stats_get(&st);
+  fprintf(fp, "<malloc version=\"1\" allocator=\"smpalloc\">\n");
+  for (unsigned c = 0; c < SMP_STATS_NCLASS; c++)
+    if (st.classes[c].slabs)
+      fprintf(fp, "<size from=\"%zu\" to=\"%zu\" total=\"%zu\" count=\"%zu\" slabs=\"%zu\"/>\n",
+              c ? st.classes[c - 1].size + 1 : 1, st.classes[c].size,
+              st.classes[c].in_use * st.classes[c].size, st.classes[c].in_use,
+              st.classes[c].slabs);
+  fprintf(fp, "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n", st.large_blocks,
+          st.large_bytes);
+  fprintf(fp, "<system type=\"current\" size=\"%zu\"/>\n", st.bytes_mapped);
+  fprintf(fp, "<system type=\"returned\" size=\"%zu\"/>\n", st.bytes_returned);
+  fprintf(fp, "<aspace type=\"total\" size=\"%zu\"/>\n", st.bytes_mapped);
+  fprintf(fp, "</malloc>\n");
+  return 0;
+}

@@ -23,6 +23,7 @@
 #include "options.h"
 
 static smp_mutex_t slab_lock;
+uintptr_t smp_link_key;
 static uintptr_t chunk_next, chunk_end;  /* the uncarved part of the current chunk */
 static slab_t *chunk_desc;               /* descriptors of the current chunk's slabs */
 
@@ -71,6 +72,7 @@ void *meta_alloc(size_t size) {
 /* ---- taking and growing ------------------------------------------------- */
 
 #define CHUNK_SLABS (SMP_CHUNK_SIZE / SMP_SLAB_SIZE)
+#define LIVE_WORDS (SMP_SLAB_SIZE / 8 / 64) /* blocks of the smallest class / 64 */
 
 static void dirty_unlink(slab_t *sl) {
   if (sl->prev) sl->prev->next = sl->next; else dirty_head = sl->next;
@@ -104,6 +106,7 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
   sl->cls = (uint16_t)cls;
   sl->owner = (uint16_t)owner;
   sl->state = SLAB_CUR;
+  if (sl->live != NULL) memset(sl->live, 0, LIVE_WORDS * sizeof(uint64_t));
   pagemap_set(sl->base, pm_slab_entry(sl, cls));
   return sl;
 }
@@ -121,8 +124,14 @@ bool slab_grow(void) {
     return false; /* cm is metadata: not reusable, at worst 4 KiB lost */
   }
   slab_t *d = cm->desc;
-  for (unsigned i = 0; i < CHUNK_SLABS; i++) d[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
+  /* Checked mode: a bit per block, for the most blocks a slab can hold. */
+  uint64_t *bits = smp_opt.checked ? meta_alloc(CHUNK_SLABS * LIVE_WORDS * sizeof(uint64_t)) : NULL;
+  for (unsigned i = 0; i < CHUNK_SLABS; i++) {
+    d[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
+    d[i].live = bits ? bits + i * LIVE_WORDS : NULL;
+  }
   lock_acquire(&slab_lock);
+  if (smp_link_key == 0) smp_link_key = (uintptr_t)(os_random() | 1);
   cm->next = chunks;
   chunks = cm;
   if (chunk_next != chunk_end) {

@@ -67,6 +67,44 @@ void slot_init(void) {
   if (!atomic_load_explicit(&slot_count_known, memory_order_acquire)) slot_set_count();
 }
 
+/* ---- free-list links and checked mode ----------------------------------- */
+
+SMP_COLD static void slot_corrupt(const void *p) {
+  os_fatal("malloc", "corrupted free list (a write into a freed block?) at", p);
+}
+
+/* The next free block after p in slab sl's list, checked. */
+static inline void *link_next(const slab_t *sl, void *p, uint32_t size) {
+  uintptr_t v = *(uintptr_t *)p ^ smp_link_key ^ (uintptr_t)p;
+  if (v != 0) {
+    uintptr_t off = v - sl->base;
+    if (unlikely(off >= sl->end - sl->base ||
+                 (uint32_t)((off * smp_class[sl->cls].recip) >> 32) * size != off))
+      slot_corrupt(p);
+  }
+  return (void *)v;
+}
+static inline void link_set(void *p, void *next) {
+  *(uintptr_t *)p = (uintptr_t)next ^ smp_link_key ^ (uintptr_t)p;
+}
+
+/* Checked mode: block p of sl is handed out (on) or comes back (off). */
+static inline uint32_t block_index(const slab_t *sl, const void *p) {
+  uint32_t off = (uint32_t)((uintptr_t)p - sl->base);
+  return (uint32_t)(((uint64_t)off * smp_class[sl->cls].recip) >> 32);
+}
+static inline void live_on(slab_t *sl, const void *p) {
+  uint32_t i = block_index(sl, p);
+  sl->live[i / 64] |= (uint64_t)1 << (i % 64);
+}
+static inline bool live_off(slab_t *sl, const void *p) {
+  uint32_t i = block_index(sl, p);
+  uint64_t bit = (uint64_t)1 << (i % 64);
+  bool was = (sl->live[i / 64] & bit) != 0;
+  sl->live[i / 64] &= ~bit;
+  return was;
+}
+
 /* ---- taking blocks ------------------------------------------------------ */
 
 static void partial_push(bin_t *b, slab_t *sl) {
@@ -111,8 +149,9 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
     }
     unsigned got = 0;
     void *p;
+    void **first = *tail;
     while (got < want - n && (p = sl->free) != NULL) {
-      sl->free = *(void **)p;
+      sl->free = link_next(sl, p, size);
       **tail = p;
       *tail = (void **)p;
       got++;
@@ -123,6 +162,10 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
       **tail = p;
       *tail = (void **)p;
       got++;
+    }
+    if (sl->live != NULL) { /* checked mode: mark what was handed out */
+      **tail = NULL;
+      for (void *q = *first; q != NULL; q = *(void **)q) live_on(sl, q);
     }
     sl->used += got;
     n += got;
@@ -159,7 +202,8 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
 /* Return p to its slab sl, owned by the held slot s. */
 static inline void slab_put(slot_t *s, slab_t *sl, void *p, const char *who) {
   if (unlikely(sl->used == 0 || sl->free == p)) slot_bad_free(p, who);
-  *(void **)p = sl->free;
+  if (sl->live != NULL && unlikely(!live_off(sl, p))) slot_bad_free(p, who);
+  link_set(p, sl->free);
   sl->free = p;
   sl->used--;
   if (sl->state == SLAB_FULL) {

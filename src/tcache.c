@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "options.h"
 
 static tcache_t tc_empty;
 __thread tcache_t *smp_tl_cache = &tc_empty;
@@ -31,7 +32,9 @@ static _Atomic int tc_key_state; /* 0 none, 1 being created, 2 ready */
 
 static unsigned tc_limit(unsigned cls) {
   uint32_t size = smp_class[cls].size;
-  if (size > SMP_TCACHE_MAX) return 0;
+  /* Checked mode caches nothing: every block goes through its slab, where
+   * double frees and corrupted links are caught. */
+  if (size > SMP_TCACHE_MAX || smp_opt.checked) return 0;
   uint32_t n = SMP_TCACHE_BYTES / size;
   return n < 8 ? 8 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
 }
