@@ -81,6 +81,9 @@ SMP_HIDDEN unsigned os_cpu_count(void);
 SMP_HIDDEN size_t os_page_size(void);
 /* os_futex_wait: block until *addr != val or a wake-up; os_futex_wake: wake
  * up to n waiters of addr (declared above, with the mutex). */
+/* A close-on-exec duplicate of stderr (or 2 if that fails): the at-exit
+ * report still reaches the terminal when the program closed its stderr. */
+SMP_HIDDEN int os_dup_stderr(void);
 /* Write len bytes to stderr (messages, statistics). */
 SMP_HIDDEN void os_write_err(const char *s, size_t len);
 /* Write one line "smpalloc: CALL(): WHAT 0xADDR" to stderr and abort. */

@@ -7,6 +7,7 @@
  * inside the allocator's own locks (none of them blocks on a lock of ours).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -20,8 +21,25 @@
 
 #include "internal.h"
 
+#ifdef SMP_FAULT_INJECTION
+/* Test builds only (-DSMP_FAULT_INJECTION): after smp_fault_countdown more
+ * successful maps, every map fails as if the kernel were out of memory,
+ * until the countdown is set again (negative: never fail). */
+SMP_API _Atomic long smp_fault_countdown = -1;
+static bool os_fault(void) {
+  long n = atomic_load_explicit(&smp_fault_countdown, memory_order_relaxed);
+  if (n < 0) return false;
+  if (n == 0) return true;
+  atomic_store_explicit(&smp_fault_countdown, n - 1, memory_order_relaxed);
+  return false;
+}
+#else
+static inline bool os_fault(void) { return false; }
+#endif
+
 /* Map size bytes anywhere; NULL on failure. */
 static void *os_mmap(void *hint, size_t size) {
+  if (os_fault()) return NULL;
   void *p = mmap(hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   return p == MAP_FAILED ? NULL : p;
@@ -65,6 +83,7 @@ void os_unmap(void *p, size_t size) {
 }
 
 bool os_resize(void *p, size_t old_size, size_t new_size) {
+  if (new_size > old_size && os_fault()) return false;
   int saved = errno;
   bool ok = mremap(p, old_size, new_size, 0) != MAP_FAILED;
   errno = saved;
@@ -142,6 +161,13 @@ void os_futex_wake(_Atomic int *addr, int n) {
   int saved = errno;
   syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
   errno = saved;
+}
+
+int os_dup_stderr(void) {
+  int saved = errno;
+  int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  errno = saved;
+  return fd < 0 ? STDERR_FILENO : fd;
 }
 
 void os_write_err(const char *s, size_t len) {

@@ -109,7 +109,8 @@ SMP_API void smp_stats_print(int fd) {
     if ((w = write(fd, o.buf + off, o.len - off)) <= 0) break;
 }
 
-static void stats_at_exit(void) { smp_stats_print(2); }
+static int stats_fd = 2;
+static void stats_at_exit(void) { smp_stats_print(stats_fd); }
 
 void stats_init(void) {
   if (smp_opt.verbose) {
@@ -121,5 +122,8 @@ void stats_init(void) {
         smp_opt.purge_threshold, smp_opt.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }
-  if (smp_opt.stats) atexit(stats_at_exit);
+  if (smp_opt.stats) {
+    stats_fd = os_dup_stderr();
+    atexit(stats_at_exit);
+  }
 }
