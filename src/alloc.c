@@ -82,19 +82,24 @@ static inline void small_free(void *p, unsigned c, const char *who) {
   tcache_free_slow(p, c, who);
 }
 
+/* Not the start of a block: an interior or misaligned pointer.  (A plain
+ * function, not noreturn, so the fast path reaches it by a tail jump and
+ * keeps no stack frame of its own.) */
+SMP_NOINLINE SMP_COLD static void bad_interior(const void *p, const char *who) {
+  os_fatal(who, "invalid pointer (inside a block, not its start)", p);
+}
+
 /* The class of the small block p described by slab entry e; aborts if p is
- * not the start of a block (an interior or misaligned pointer). */
+ * not the start of a block. */
 static inline unsigned small_class_of(const void *p, uint64_t e, const char *who) {
   unsigned c = pm_class(e);
-  const class_info_t *ci = &smp_class[c];
-  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
-  uint32_t idx = (uint32_t)(((uint64_t)off * ci->recip) >> 32);
-  if (unlikely(idx * ci->size != off || off >= ci->limit))
-    os_fatal(who, "invalid pointer (inside a block, not its start)", p);
+  if (unlikely(!block_start((uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1)), &smp_class[c])))
+    bad_interior(p, who);
   return c;
 }
 
-static inline bool is_slab(uint64_t e) { return e != 0 && (e & PM_LARGE) == 0; }
+/* Slab entries carry class + 1 in their top 16 bits; large ones never do. */
+static inline bool is_slab(uint64_t e) { return (e >> 48) != 0; }
 
 /* Checks on a pointer that is not a small block: NULL is for the caller to
  * handle; no entry or not the start of the large block aborts. */
@@ -112,9 +117,16 @@ static void *fail(int err) {
   return NULL;
 }
 
-static inline void *alloc_small_or_large(size_t n) {
-  void *p = likely(n <= SMP_SMALL_MAX) ? small_alloc(size_class(n)) : large_alloc(n, 0);
+SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
+  void *p = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0);
   return likely(p != NULL) ? p : fail(ENOMEM);
+}
+
+/* The malloc fast path: a table lookup and a pop.  The slow paths set
+ * errno themselves, so nothing here waits on their result. */
+static inline void *alloc_small_or_large(size_t n) {
+  if (likely(n <= 1024)) return small_alloc(smp_class_by8[(n + 7) >> 3]);
+  return alloc_mid_or_large(n);
 }
 
 /* align: a power of two. */

@@ -106,14 +106,26 @@ typedef struct {
 
 SMP_HIDDEN extern const class_info_t smp_class[SMP_NCLASS];
 
+/* smp_class_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024. */
+SMP_HIDDEN extern const uint8_t smp_class_by8[129];
+
 /* Class of a request of n bytes (n <= SMP_SMALL_MAX) with no alignment need
  * beyond 8. */
 static inline unsigned size_class(size_t n) {
-  if (n <= 128) return (unsigned)(((n | (n == 0)) - 1) >> 3);
+  if (n <= 1024) return smp_class_by8[(n + 7) >> 3];
   size_t m = n - 1;
   unsigned b = 63u - (unsigned)__builtin_clzl(m);  /* 7 <= b < 15 */
   return 16u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);
 }
+/* Is offset off of a slab of class ci the start of a block?  With recip =
+ * ceil(2^32 / size), off * recip mod 2^32 is idx * err (err < size, so below
+ * 2^16) when off = idx * size, and at least recip >= 2^17 when off is not a
+ * multiple: one multiply decides.  Offsets in the slab's tail (past the
+ * last whole block) are refused by the limit. */
+static inline bool block_start(uint32_t off, const class_info_t *ci) {
+  return (uint32_t)(off * ci->recip) < 0x10000u && off < ci->limit;
+}
+
 /* Class for n bytes aligned to align (a power of two), or SMP_NCLASS if no
  * slab class can serve it. */
 SMP_HIDDEN unsigned size_class_aligned(size_t n, size_t align);

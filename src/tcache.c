@@ -15,6 +15,7 @@
  * path).  A pthread key destructor gives the blocks back when the thread
  * exits, and the cache itself to a free list for the next thread.
  */
+#include <errno.h>
 #include <pthread.h>
 
 #include "internal.h"
@@ -102,14 +103,21 @@ static void tcache_destroy(void *arg) {
   tc_lock_release();
 }
 
+/* Out of memory: NULL with errno ENOMEM (the fast path returns our result
+ * as it is). */
+static void *tcache_oom(void) {
+  errno = ENOMEM;
+  return NULL;
+}
+
 void *tcache_alloc_slow(unsigned cls) {
   tcache_t *tc = tcache_get();
   void *list;
   if (tc == NULL || tc->bins[cls].limit == 0) /* uncached class, or exiting thread */
-    return slot_take(cls, 1, &list) ? list : NULL;
+    return slot_take(cls, 1, &list) ? list : tcache_oom();
   tbin_t *b = &tc->bins[cls];
   unsigned n = slot_take(cls, b->limit / 2, &list);
-  if (n == 0) return NULL;
+  if (n == 0) return tcache_oom();
   b->head = *(void **)list;
   b->count = n - 1;
   return list;
