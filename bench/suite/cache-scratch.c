@@ -13,7 +13,7 @@
  */
 #include "suite_common.c"
 
-static long iterations = 100000, writes = 100, objsize = 8;
+static long iterations = 200000, writes = 100, objsize = 8;
 
 static void *worker(void *arg)
 {

@@ -8,7 +8,7 @@
  */
 #include "suite_common.c"
 
-static long iterations = 100000, writes = 100, objsize = 8;
+static long iterations = 200000, writes = 100, objsize = 8;
 static pthread_barrier_t start;
 
 static void *worker(void *arg)

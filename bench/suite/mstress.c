@@ -21,7 +21,7 @@ struct blk {           /* header of every block: what the check needs */
     uint64_t key;
 };
 
-static long rounds = 30, local = 500, transfer = 4096, ops = 20000, seed = 6;
+static long rounds = 30, local = 500, transfer = 4096, ops = 40000, seed = 6;
 static _Atomic(struct blk *) *xfer;
 static _Atomic uint64_t *live; /* one bit per block key: set while alive */
 static long per_thread;        /* keys per thread: ops + local */
