@@ -118,7 +118,7 @@ static void *fail(int err) {
 }
 
 SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
-  void *p = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0);
+  void *p = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0, NULL);
   return likely(p != NULL) ? p : fail(ENOMEM);
 }
 
@@ -133,7 +133,7 @@ static inline void *alloc_small_or_large(size_t n) {
 static void *alloc_aligned(size_t align, size_t n) {
   if (align <= SMP_ALIGN_NATURAL) return alloc_small_or_large(n);
   unsigned c = size_class_aligned(n, align);
-  void *p = c < SMP_NCLASS ? small_alloc(c) : large_alloc(n, align);
+  void *p = c < SMP_NCLASS ? small_alloc(c) : large_alloc(n, align, NULL);
   return p != NULL ? p : fail(ENOMEM);
 }
 
@@ -174,8 +174,10 @@ SMP_API void *smp_calloc(size_t count, size_t size) {
     if (unlikely(p == NULL)) return fail(ENOMEM);
     return memset(p, 0, n);
   }
-  void *p = large_alloc(n, 0); /* fresh pages: already zero */
-  return p != NULL ? p : fail(ENOMEM);
+  bool zeroed;
+  void *p = large_alloc(n, 0, &zeroed);
+  if (p == NULL) return fail(ENOMEM);
+  return zeroed ? p : memset(p, 0, n); /* fresh pages are zero; cached ones not */
 }
 
 SMP_API void *smp_realloc(void *p, size_t n) {
@@ -193,7 +195,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     if (n <= have && (n >= have / 2 || size_class(n) == c) &&
         ((n & 15) != 0 || ((uintptr_t)p & 15) == 0))
       return p;
-    void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0);
+    void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0, NULL);
     if (q == NULL) return n <= have ? p : fail(ENOMEM);
     memcpy(q, p, n < have ? n : have);
     small_free(p, c, "realloc");
@@ -294,7 +296,7 @@ SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
 SMP_API size_t smp_collect(void) {
   tcache_flush_all();
   slot_collect();
-  return slab_purge(true);
+  return slab_purge(true) + large_purge(true);
 }
 
 SMP_API void smp_dealloc(void *p, size_t len, size_t align) {

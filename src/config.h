@@ -63,6 +63,17 @@
 #define SMP_PURGE_THRESHOLD (16u << 20)
 #endif
 
+/* Freed large blocks up to this size wait in a cache for reuse (no system
+ * call, no page faults)... */
+#ifndef SMP_LARGE_CACHE_MAX
+#define SMP_LARGE_CACHE_MAX (32u << 20)
+#endif
+
+/* ...holding at most this many bytes in all; purged like empty slabs. */
+#ifndef SMP_LARGE_CACHE_BYTES
+#define SMP_LARGE_CACHE_BYTES (64u << 20)
+#endif
+
 /* Cache line size used to pad per-slot state against false sharing. */
 #ifndef SMP_CACHE_LINE
 #define SMP_CACHE_LINE 64

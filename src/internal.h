@@ -248,6 +248,8 @@ SMP_HIDDEN slot_t *slot_lock_slow(unsigned start);
 SMP_HIDDEN void slot_wake(slot_t *s);
 /* Learn the number of slots (the CPU count) if not yet done. */
 SMP_HIDDEN void slot_init(void);
+/* Re-read the CPU count, at most once a second (slow paths, no lock held). */
+SMP_HIDDEN void slot_recount(void);
 
 /* Lock the calling thread's slot, moving to another one if it is busy. */
 static inline slot_t *slot_lock(void) {
@@ -304,7 +306,13 @@ SMP_HIDDEN void tcache_fork_child(void);
 /* ---- large.c: blocks beyond the slab classes ---------------------------- */
 /* Large blocks are mapped alone, 64 KiB aligned (or more), sizes rounded to
  * 64 KiB, and described by their page-map entry. */
-SMP_HIDDEN void *large_alloc(size_t n, size_t align);
+/* *zeroed (if not NULL) tells whether the block is known to be all zero. */
+SMP_HIDDEN void *large_alloc(size_t n, size_t align, bool *zeroed);
+/* Unmap cached freed blocks: those older than the purge delay, or all. */
+SMP_HIDDEN size_t large_purge(bool all);
+SMP_HIDDEN void large_fork_prepare(void);
+SMP_HIDDEN void large_fork_parent(void);
+SMP_HIDDEN void large_fork_child(void);
 SMP_HIDDEN void large_free(void *p, uint64_t entry);
 /* Grow or shrink in place (may_move false) or by moving pages; NULL if not
  * possible, block unchanged. */

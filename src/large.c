@@ -7,8 +7,16 @@
  * share a page-map granule.  The block's page-map entry holds the mapping's
  * length: there is no header, and the user's pointer is the mapping's start.
  * Growing and shrinking use mremap, so a big buffer grows without a copy.
+ *
+ * A freed block of up to SMP_LARGE_CACHE_MAX bytes is not unmapped at once:
+ * it waits in a small cache (SMP_LARGE_CACHE_BYTES in all) for a request of
+ * about its size, which then costs no system call and no page faults.  Like
+ * empty slabs, cached blocks go back to the kernel after the purge delay, or
+ * at once past the budget, or on malloc_trim/smp_collect.  The unmapping is
+ * done outside the cache's lock.
  */
 #include "internal.h"
+#include "options.h"
 
 #define LARGE_GRANULE SMP_SLAB_SIZE
 
@@ -18,9 +26,117 @@ static size_t large_round(size_t n) {
   return (n + LARGE_GRANULE - 1) & ~(size_t)(LARGE_GRANULE - 1);
 }
 
-void *large_alloc(size_t n, size_t align) {
+/* ---- the cache of freed mappings ---------------------------------------- */
+
+#define LC_ENTRIES 256
+
+typedef struct {
+  uintptr_t addr;
+  size_t size;
+  uint32_t stamp;
+} lc_entry_t;
+
+static smp_mutex_t lc_lock;
+static lc_entry_t lc[LC_ENTRIES];  /* lc[0..lc_n) in the order they came in */
+static unsigned lc_n;
+static size_t lc_bytes;
+static _Atomic uint32_t lc_oldest;  /* stamp of lc[0], when lc_n > 0 */
+static _Atomic unsigned lc_count;
+
+static void lc_remove(unsigned i) {
+  lc_bytes -= lc[i].size;
+  for (unsigned j = i + 1; j < lc_n; j++) lc[j - 1] = lc[j];
+  lc_n--;
+  atomic_store_explicit(&lc_count, lc_n, memory_order_relaxed);
+  if (lc_n) atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
+}
+
+/* A cached mapping of at least size bytes and not much more, or 0. */
+static lc_entry_t lc_take(size_t size) {
+  lc_entry_t got = {0, 0, 0};
+  if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return got;
+  mutex_lock(&lc_lock);
+  unsigned best = LC_ENTRIES;
+  for (unsigned i = 0; i < lc_n; i++)
+    if (lc[i].size >= size && lc[i].size - size <= size / 4 &&
+        (best == LC_ENTRIES || lc[i].size < lc[best].size))
+      best = i;
+  if (best != LC_ENTRIES) {
+    got = lc[best];
+    lc_remove(best);
+  }
+  mutex_unlock(&lc_lock);
+  return got;
+}
+
+/* Unmap the victims collected outside the lock. */
+static void lc_unmap(lc_entry_t *v, unsigned n) {
+  for (unsigned i = 0; i < n; i++) {
+    os_unmap((void *)v[i].addr, v[i].size);
+    stats_unmapped(v[i].size);
+    stats_returned(v[i].size);
+  }
+}
+
+/* Keep the mapping for reuse; false if it is not cacheable. */
+static bool lc_put(uintptr_t addr, size_t size) {
+  if (size > SMP_LARGE_CACHE_MAX || size > SMP_LARGE_CACHE_BYTES) return false;
+  lc_entry_t victims[LC_ENTRIES + 1];
+  unsigned nv = 0;
+  mutex_lock(&lc_lock);
+  while (lc_n > 0 && (lc_n == LC_ENTRIES || lc_bytes + size > SMP_LARGE_CACHE_BYTES)) {
+    victims[nv++] = lc[0];
+    lc_remove(0);
+  }
+  lc[lc_n++] = (lc_entry_t){addr, size, os_now_ms()};
+  lc_bytes += size;
+  atomic_store_explicit(&lc_count, lc_n, memory_order_relaxed);
+  atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
+  mutex_unlock(&lc_lock);
+  lc_unmap(victims, nv);
+  return true;
+}
+
+size_t large_purge(bool all) {
+  if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return 0;
+  if (!all && (uint32_t)(os_now_ms() - atomic_load_explicit(&lc_oldest, memory_order_relaxed)) <
+                  smp_opt.purge_delay_ms)
+    return 0;
+  lc_entry_t victims[LC_ENTRIES];
+  unsigned nv = 0;
+  size_t bytes = 0;
+  uint32_t now = os_now_ms();
+  mutex_lock(&lc_lock);
+  while (lc_n > 0 && (all || (uint32_t)(now - lc[0].stamp) >= smp_opt.purge_delay_ms)) {
+    bytes += lc[0].size;
+    victims[nv++] = lc[0];
+    lc_remove(0);
+  }
+  mutex_unlock(&lc_lock);
+  lc_unmap(victims, nv);
+  return bytes;
+}
+
+void large_fork_prepare(void) { mutex_lock(&lc_lock); }
+void large_fork_parent(void) { mutex_unlock(&lc_lock); }
+void large_fork_child(void) { atomic_store_explicit(&lc_lock, 0, memory_order_relaxed); }
+
+/* ---- blocks --------------------------------------------------------------- */
+
+void *large_alloc(size_t n, size_t align, bool *zeroed) {
   size_t size = large_round(n);
   if (size == 0 || size > ((size_t)1 << 46)) return NULL;
+  if (align <= LARGE_GRANULE) {
+    lc_entry_t e = lc_take(size);
+    if (e.addr != 0) {
+      pagemap_set(e.addr, (uint64_t)e.size | PM_LARGE);
+      stats_large(e.size, 1);
+      if (zeroed) *zeroed = false;
+      return (void *)e.addr;
+    }
+  }
+  large_purge(false);
+  if (zeroed) *zeroed = true;
   if (align < LARGE_GRANULE) align = LARGE_GRANULE;
   void *p = os_map(size, align);
   if (p == NULL) return NULL;
@@ -38,9 +154,10 @@ void large_free(void *p, uint64_t entry) {
   /* Clear the entry first: once unmapped, the range may be mapped again by
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
+  stats_large(large_size(entry), -1);
+  if (lc_put((uintptr_t)p, large_size(entry))) return;
   os_unmap(p, large_size(entry));
   stats_unmapped(large_size(entry));
-  stats_large(large_size(entry), -1);
 }
 
 void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move) {
@@ -57,7 +174,7 @@ void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move
   if (!may_move) return NULL;
   /* Move: take an aligned place, described in the page map before anything
    * moves, then move the pages into it. */
-  void *q = large_alloc(size, align);
+  void *q = large_alloc(size, align, NULL);
   if (q == NULL) return NULL;
   /* Clear p's entry while its pages are still ours: once moved, the range
    * is free and may be handed out (and described) again at once. */

@@ -125,6 +125,26 @@ void os_decommit(void *p, size_t size) {
   errno = saved;
 }
 
+/* The CPU limit of the cgroup (v2 cpu.max: "QUOTA PERIOD" or "max PERIOD"),
+ * rounded up; 0 when there is none or it cannot be read.  Plain system
+ * calls on a stack buffer: no stdio, no allocation. */
+static unsigned os_cgroup_cpus(void) {
+  char buf[64];
+  int fd = open("/sys/fs/cgroup/cpu.max", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0 || buf[0] < '0' || buf[0] > '9') return 0; /* "max": no limit */
+  buf[n] = '\0';
+  unsigned long quota = 0, period = 0;
+  char *s = buf;
+  while (*s >= '0' && *s <= '9') quota = quota * 10 + (unsigned long)(*s++ - '0');
+  while (*s == ' ') s++;
+  while (*s >= '0' && *s <= '9') period = period * 10 + (unsigned long)(*s++ - '0');
+  if (period == 0) return 0;
+  return (unsigned)((quota + period - 1) / period);
+}
+
 unsigned os_cpu_count(void) {
   cpu_set_t set;
   int saved = errno;
@@ -135,6 +155,8 @@ unsigned os_cpu_count(void) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     n = c > 0 ? (unsigned)c : 1;
   }
+  unsigned limit = os_cgroup_cpus();
+  if (limit > 0 && limit < n) n = limit;
   errno = saved;
   return n;
 }

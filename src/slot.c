@@ -42,7 +42,10 @@ slot_t *slot_lock_slow(unsigned i) {
       return &smp_slots[i];
     }
   }
-  /* Every slot is busy: more threads want one than there are slots. */
+  /* Every slot is busy: more threads want one than there are slots, or the
+   * count is stale. */
+  slot_recount();
+  n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
   if (i >= n) i = 0;
   stats_lock_wait();
   slot_lock_blocking(&smp_slots[i]);
@@ -65,6 +68,18 @@ static void slot_set_count(void) {
 
 void slot_init(void) {
   if (!atomic_load_explicit(&slot_count_known, memory_order_acquire)) slot_set_count();
+}
+
+/* The CPU count can change under a running process (taskset, a cgroup
+ * limit): look again at most once a second, from slow paths only, with no
+ * lock held. */
+void slot_recount(void) {
+  static _Atomic uint32_t last;
+  uint32_t now = os_now_ms(), then = atomic_load_explicit(&last, memory_order_relaxed);
+  if (smp_opt.slots || (uint32_t)(now - then) < 1000u) return;
+  if (atomic_compare_exchange_strong_explicit(&last, &then, now, memory_order_relaxed,
+                                              memory_order_relaxed))
+    slot_set_count();
 }
 
 /* ---- free-list links and checked mode ----------------------------------- */
@@ -231,6 +246,7 @@ void slot_give(void *list, const char *who) {
   }
   if (held) slot_unlock(held);
   if (slab_purge_due()) slab_purge(false);
+  large_purge(false);
 }
 
 void slot_collect(void) {
@@ -262,13 +278,16 @@ static void slot_fork_prepare(void) {
   slot_lock_all();
   tcache_fork_prepare();
   slab_fork_prepare();
+  large_fork_prepare();
 }
 static void slot_fork_parent(void) {
+  large_fork_parent();
   slab_fork_parent();
   tcache_fork_parent();
   slot_unlock_all();
 }
 static void slot_fork_child(void) {
+  large_fork_child();
   slab_fork_child();
   tcache_fork_child();
   for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)

@@ -52,6 +52,7 @@ static tcache_t *tcache_get(void) {
   if (tc != &tc_empty) return tc;
   if (tl_state == 2) return NULL;
   slot_init();
+  slot_recount(); /* a new thread: a good moment to notice a changed CPU count */
   tc_lock_acquire();
   if ((tc = tc_free) != NULL) tc_free = tc->next_free;
   tc_lock_release();

@@ -110,6 +110,14 @@ for setting in "" 1 "$other" 128; do
 done
 [ "$fails" -eq "$before" ] && ok "SMPALLOC_SLOTS: unset gives $default_slots, 1, $other and 128 are honoured"
 
+# Without the option the slot count follows the CPUs the process may use:
+# started under taskset with one CPU, one slot.
+if command -v taskset >/dev/null && [ "$cpus" -gt 1 ]; then
+  LD_PRELOAD=$LIB taskset -c 0 "$tmp/opt_prog" slots >"$tmp/ts.out" 2>/dev/null
+  if [ "$(cat "$tmp/ts.out")" = 1 ]; then ok "taskset -c 0: one slot"
+  else fail "taskset -c 0: want 1 slot, got '$(cat "$tmp/ts.out")'"; fi
+fi
+
 # ---- SMPALLOC_PURGE_DELAY_MS, SMPALLOC_PURGE_THRESHOLD -------------------------
 # opt_prog purge prints the RSS before and right after freeing 64 MiB.
 MiB=$((1 << 20))
