@@ -25,8 +25,8 @@ run() { # label, command...
   grep -q ': ok: ' <<<"$out" || { echo "FAIL: $label: no ok line"; fails=$((fails + 1)); }
 }
 #                                              threads iters seed rounds
-run preload-8   env LD_PRELOAD="$LIB" build/tests/stress 8 5000 42 4
+run preload-8   env LD_PRELOAD="$LIB" build/tests/stress 8 4000 42 4
 run preload-200 env LD_PRELOAD="$LIB" build/tests/stress 200 300 7 2
-run prefixed-8  build/tests/stress_prefix 8 4000 1234 3
+run prefixed-8  build/tests/stress_prefix 8 3000 1234 3
 echo "t_stress_preload: $fails failed"
 [ $fails -eq 0 ]
