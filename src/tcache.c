@@ -37,7 +37,7 @@ static unsigned tc_limit(unsigned cls) {
    * double frees and corrupted links are caught. */
   if (size > SMP_TCACHE_MAX || smp_opt.checked) return 0;
   uint32_t n = SMP_TCACHE_BYTES / size;
-  return n < 8 ? 8 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
+  return n < 2 ? 2 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
 }
 
 static void tc_lock_acquire(void) { mutex_lock(&tc_lock); }
