@@ -42,6 +42,12 @@
 #define SMP_TCACHE_MAX (32u << 10)
 #endif
 
+/* A new thread's cache starts with room for this many blocks per class and
+ * doubles a bin's room each time it misses or overflows. */
+#ifndef SMP_TCACHE_START
+#define SMP_TCACHE_START 4u
+#endif
+
 /* Per class, a thread cache holds about this many bytes of free blocks... */
 #ifndef SMP_TCACHE_BYTES
 #define SMP_TCACHE_BYTES 8192u

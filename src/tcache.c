@@ -5,7 +5,8 @@
  * pop or push on a per-class list, no lock, no atomic instruction.  A miss
  * takes a batch of blocks from a slot (one lock for limit/2 blocks); a full
  * list gives the older half back to the blocks' slabs (one lock per owning
- * slot met).  Only classes up to SMP_TCACHE_MAX bytes are cached, at most
+ * slot met).  A bin's limit starts at SMP_TCACHE_START and doubles each time
+ * it misses or overflows, up to its class's limit.  Only classes up to SMP_TCACHE_MAX bytes are cached, at most
  * SMP_TCACHE_BYTES per class, so a thread holds little memory however many
  * threads there are.
  *
@@ -31,6 +32,7 @@ static tcache_t *tc_free;        /* caches of exited threads, for reuse */
 static pthread_key_t tc_key;
 static _Atomic int tc_key_state; /* 0 none, 1 being created, 2 ready */
 
+/* The most blocks bin cls may hold. */
 static unsigned tc_limit(unsigned cls) {
   uint32_t size = smp_class[cls].size;
   /* Checked mode caches nothing: every block goes through its slab, where
@@ -60,7 +62,8 @@ static tcache_t *tcache_get(void) {
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     tc->bins[c].head = NULL;
     tc->bins[c].count = 0;
-    tc->bins[c].limit = tc_limit(c);
+    unsigned max = tc_limit(c);
+    tc->bins[c].limit = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
   }
   /* Install first: should pthread_setspecific allocate, it finds the cache. */
   smp_tl_cache = tc;
@@ -74,6 +77,14 @@ static tcache_t *tcache_get(void) {
   }
   if (atomic_load(&tc_key_state) == 2) pthread_setspecific(tc_key, tc);
   return tc;
+}
+
+/* A bin that misses or overflows is busy: let it hold more (doubling, up to
+ * its class's limit).  Threads that allocate little keep small caches, which
+ * matters when there are a thousand of them. */
+static void tbin_grow(tbin_t *b, unsigned cls) {
+  unsigned max = tc_limit(cls);
+  if (b->limit < max) b->limit = b->limit * 2 < max ? b->limit * 2 : max;
 }
 
 /* Give back all but keep blocks of bin b. */
@@ -117,6 +128,7 @@ void *tcache_alloc_slow(unsigned cls) {
   if (tc == NULL || tc->bins[cls].limit == 0) /* uncached class, or exiting thread */
     return slot_take(cls, 1, &list) ? list : tcache_oom();
   tbin_t *b = &tc->bins[cls];
+  tbin_grow(b, cls);
   unsigned n = slot_take(cls, b->limit / 2, &list);
   if (n == 0) return tcache_oom();
   b->head = *(void **)list;
@@ -132,7 +144,10 @@ void tcache_free_slow(void *p, unsigned cls, const char *who) {
     return;
   }
   tbin_t *b = &tc->bins[cls];
-  if (b->count >= b->limit) tbin_trim(b, b->limit / 2, who);
+  if (b->count >= b->limit) {
+    tbin_grow(b, cls);
+    tbin_trim(b, b->limit / 2, who);
+  }
   if (unlikely(b->head == p)) os_fatal(who, "double free of", p);
   *(void **)p = b->head;
   b->head = p;
