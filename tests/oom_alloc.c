@@ -3,8 +3,9 @@
  * NULL, check the failures (errno ENOMEM, calloc/realloc/posix_memalign/
  * aligned_alloc fail cleanly, a failed realloc leaves its block intact),
  * free everything, then allocate again: the process must allocate normally
- * once the memory is back (a 32 MiB block, and at least 3/4 of the bytes
- * of the first round when filling up again).
+ * once the memory is back (one block of 3/4 of the bytes the first round
+ * got, a 32 MiB block, and at least 3/4 of the bytes of the first round
+ * when filling up again).
  * usage: oom_alloc [rounds]   Exit 0 when everything held. */
 #include <errno.h>
 #include <stdbool.h>
@@ -129,6 +130,23 @@ int main(int argc, char **argv)
   }
   size_t freed = release(&head);
   EXPECT(freed == n1);
+  /* Everything is free again: one block of 3/4 of what the first round got
+   * must fit (an allocator that keeps freed memory cached has to give it
+   * back to the kernel and retry when the kernel says no). */
+  {
+    size_t want = bytes1 / 4 * 3;
+    errno = 0;
+    char *big = malloc(want);
+    if (!big)
+      fprintf(stderr, "oom_alloc: malloc(%zu MiB) after freeing all %zu MiB failed, errno %d\n", want >> 20,
+              bytes1 >> 20, errno);
+    EXPECT(big != NULL);
+    if (big) {
+      memset(big, 3, 4096);
+      memset(big + want - 4096, 3, 4096);
+    }
+    free(big);
+  }
 
   for (int round = 2; round <= rounds; round++) {
     /* Everything was freed: a big block works again... */

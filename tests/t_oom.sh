@@ -3,8 +3,10 @@
 # tests/oom_alloc.c allocates a mix of small and large blocks until malloc
 # returns NULL (errno ENOMEM), checks calloc/realloc/aligned_alloc/
 # posix_memalign fail cleanly at the limit, frees everything and must then
-# allocate normally again (a 32 MiB block; filling up again reaches 3/4 of
-# the first round).  Run with LD_PRELOAD and with the static link.
+# allocate normally again: one block of 3/4 of what the first round got
+# (memory the allocator keeps cached must go back to the kernel when mmap
+# fails), a 32 MiB block, and filling up again reaches 3/4 of the first
+# round.  Run with LD_PRELOAD and with the static link.
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
