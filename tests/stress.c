@@ -182,7 +182,8 @@ static size_t rand_size(uint64_t *s, bool need_header)
 static void check_align(const void *p, size_t n, size_t align, const char *what, unsigned long task)
 {
   uintptr_t a = (uintptr_t)p;
-  size_t want = align > 16 ? align : (n % 16 == 0 ? 16 : 8);
+  size_t want = n % 16 == 0 ? 16 : 8;
+  if (align > want) want = align;
   if ((a & (want - 1)) == 0) return;
   if (atomic_fetch_add(&g_misaligned, 1) < 5)
     fprintf(stderr, "%s: task %lu: %s of %zu bytes = %p, not %zu-aligned\n", S_NAME, task, what, n, p, want);
