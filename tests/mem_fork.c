@@ -1,0 +1,306 @@
+/* mem_fork: fork while 8 threads allocate, FORKS times.
+ *
+ * Eight worker threads run from start to end: each keeps 32 blocks and
+ * replaces a random one per step (verify every byte, free; then malloc,
+ * calloc (checked zero) or realloc (checked prefix) of 1 B..32 KiB, and 1 in
+ * 50 a large block of 33 KiB..512 KiB, filled with a pattern), counting its
+ * steps (at nice 10, so the children get CPU time on a small machine).  The
+ * main thread, FORKS times: allocates a few blocks (small and
+ * large) and forks.  The child verifies and frees those inherited blocks,
+ * allocates, verifies and frees blocks of many sizes (small and large),
+ * starts a thread that does the same, joins it and exits 0 (an alarm of 60 s
+ * kills a child that hangs, so a deadlock there shows as a signal).  The
+ * parent reaps the child, checks it exited 0, and waits (condition
+ * variable) until every worker has taken a whole step begun after the fork
+ * (a worker stuck on a lock would stop the program: the script's timeout
+ * catches it).
+ *
+ *   mem_fork [--expect smpalloc|glibc] [--forks N] [--child-alarm S]
+ *            [--hang-child]   (control: every 10th child blocks on a mutex
+ *                              the parent held at fork time, as a lock not
+ *                              reset in the child would; the test must fail)
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NWORKERS 8
+#define WSET 32
+
+struct blk {
+  unsigned char *p;
+  size_t size;
+  uint64_t id;
+};
+
+static _Atomic uint64_t steps[NWORKERS];
+/* After each fork the parent raises gen; each worker, at its next step,
+ * records it in seen[] and counts pending down; the last one signals. */
+static _Atomic unsigned gen, seen[NWORKERS];
+static pthread_mutex_t gen_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gen_cond = PTHREAD_COND_INITIALIZER;
+static unsigned pending;
+static _Atomic int stop;
+static _Atomic int worker_failed;
+
+static uint64_t next_rand(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+/* The pattern: byte i of block id is byte i % 8 of word_of(id, i / 8). */
+static uint64_t word_of(uint64_t id, size_t w) { return (id * 0x9E3779B97F4A7C15ull) ^ (w * 0xD6E8FEB86659FD93ull); }
+static unsigned char byte_of(uint64_t id, size_t i) { return (unsigned char)(word_of(id, i / 8) >> (8 * (i % 8))); }
+
+/* Blocks are at least 8-aligned: whole words where possible. */
+static void fill(struct blk *b, size_t from) {
+  size_t i = from;
+  for (; i < b->size && i % 8 != 0; i++) b->p[i] = byte_of(b->id, i);
+  for (; i + 8 <= b->size; i += 8) *(uint64_t *)(b->p + i) = word_of(b->id, i / 8);
+  for (; i < b->size; i++) b->p[i] = byte_of(b->id, i);
+}
+
+static int check(const struct blk *b, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (*(const uint64_t *)(b->p + i) != word_of(b->id, i / 8)) return -1;
+  for (; i < n; i++)
+    if (b->p[i] != byte_of(b->id, i)) return -1;
+  return 0;
+}
+
+static size_t pick_size(uint64_t *seed) {
+  uint64_t r = next_rand(seed);
+  unsigned kind = (unsigned)(r % 100);
+  r >>= 8;
+  if (kind < 70) return 1 + r % 512;
+  if (kind < 98) return 513 + r % (32768 - 512);
+  return 33 * 1024 + r % (512 * 1024 - 33 * 1024);
+}
+
+/* Replace *b by a fresh block (malloc, calloc or realloc of the old one).
+ * Returns -1 if a check failed or memory ran out. */
+static int replace(struct blk *b, uint64_t *seed, uint64_t id) {
+  size_t size = pick_size(seed);
+  unsigned how = (unsigned)(next_rand(seed) % 8);
+  if (b->p != NULL && check(b, b->size) != 0) return -1;
+  if (how == 0 && b->p != NULL) { /* realloc: the prefix must survive */
+    unsigned char *q = realloc(b->p, size);
+    if (q == NULL) return -1;
+    size_t keep = size < b->size ? size : b->size;
+    b->p = q;
+    if (check(b, keep) != 0) return -1;
+    b->size = size;
+    fill(b, keep);
+    return 0;
+  }
+  free(b->p);
+  b->id = id;
+  b->size = size;
+  if (how == 1) {
+    b->p = calloc(1, size);
+    if (b->p == NULL) return -1;
+    for (size_t i = 0; i < size; i++)
+      if (b->p[i] != 0) return -1;
+  } else {
+    b->p = malloc(size);
+    if (b->p == NULL) return -1;
+  }
+  fill(b, 0);
+  return 0;
+}
+
+static void *worker(void *arg) {
+  unsigned t = (unsigned)(uintptr_t)arg;
+  /* Lower priority (Linux: per thread): the workers are always runnable, and
+   * on a machine with few CPUs the children, which inherit the main
+   * thread's priority, would otherwise wait for a share of them. */
+  (void)!setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+  uint64_t seed = 0x9E3779B97F4A7C15ull * (t + 1), id = (uint64_t)t << 40;
+  struct blk set[WSET];
+  memset(set, 0, sizeof set);
+  while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+    unsigned g = atomic_load(&gen); /* a step begun after the fork acknowledges it */
+    struct blk *b = &set[next_rand(&seed) % WSET];
+    if (replace(b, &seed, ++id) != 0) {
+      fprintf(stderr, "mem_fork: worker %u: block %p (size %zu) failed its check\n", t, (void *)b->p, b->size);
+      pthread_mutex_lock(&gen_lock);
+      atomic_store(&worker_failed, 1);
+      pthread_cond_signal(&gen_cond);
+      pthread_mutex_unlock(&gen_lock);
+      return NULL;
+    }
+    atomic_fetch_add_explicit(&steps[t], 1, memory_order_relaxed);
+    if (atomic_load_explicit(&seen[t], memory_order_relaxed) != g) {
+      atomic_store(&seen[t], g);
+      pthread_mutex_lock(&gen_lock);
+      if (--pending == 0) pthread_cond_signal(&gen_cond);
+      pthread_mutex_unlock(&gen_lock);
+    }
+  }
+  for (unsigned i = 0; i < WSET; i++) {
+    if (set[i].p != NULL && check(&set[i], set[i].size) != 0) atomic_store(&worker_failed, 1);
+    free(set[i].p);
+  }
+  return NULL;
+}
+
+/* In a child: allocate, verify and free blocks of many sizes.  0 if fine. */
+static int child_work(uint64_t seed) {
+  struct blk set[16];
+  memset(set, 0, sizeof set);
+  for (unsigned i = 0; i < 100; i++)
+    if (replace(&set[next_rand(&seed) % 16], &seed, i + 1) != 0) return -1;
+  static const size_t sizes[] = {1, 8, 16, 100, 1000, 4096, 32768, 32769, 65536, 256 << 10, 1 << 20};
+  for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    struct blk b = {malloc(sizes[i]), sizes[i], 1000 + i};
+    if (b.p == NULL) return -1;
+    fill(&b, 0);
+    if (check(&b, b.size) != 0) return -1;
+    free(b.p);
+  }
+  for (unsigned i = 0; i < 16; i++) {
+    if (set[i].p != NULL && check(&set[i], set[i].size) != 0) return -1;
+    free(set[i].p);
+  }
+  return 0;
+}
+
+static void *child_thread(void *arg) { return (void *)(intptr_t)child_work((uint64_t)(uintptr_t)arg); }
+
+static int smpalloc_mapped(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (f == NULL) return -1;
+  char line[4096];
+  int found = 0;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strstr(line, "libsmpalloc") != NULL) found = 1;
+  fclose(f);
+  return found;
+}
+
+int main(int argc, char **argv) {
+  const char *expect = NULL;
+  unsigned forks = 200, child_alarm = 60;
+  int hang_child = 0;
+  static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) expect = argv[++i];
+    else if (strcmp(argv[i], "--forks") == 0 && i + 1 < argc) forks = (unsigned)atoi(argv[++i]);
+    else if (strcmp(argv[i], "--child-alarm") == 0 && i + 1 < argc) child_alarm = (unsigned)atoi(argv[++i]);
+    else if (strcmp(argv[i], "--hang-child") == 0) hang_child = 1;
+    else {
+      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--forks N] [--child-alarm S] [--hang-child]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (expect != NULL) {
+    int m = smpalloc_mapped();
+    if (m != (strcmp(expect, "smpalloc") == 0)) {
+      fprintf(stderr, "mem_fork: expected %s, but libsmpalloc is %s in /proc/self/maps\n", expect,
+              m ? "mapped" : "not mapped");
+      return 1;
+    }
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pthread_t th[NWORKERS];
+  for (unsigned i = 0; i < NWORKERS; i++)
+    if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i) != 0) return 2;
+  unsigned bad_children = 0;
+  uint64_t seed = 12345;
+  for (unsigned f = 0; f < forks && !atomic_load(&worker_failed); f++) {
+    /* Blocks the child inherits and frees. */
+    struct blk pre[6];
+    static const size_t pre_sizes[] = {24, 200, 3000, 20000, 100000, 1 << 20};
+    for (unsigned i = 0; i < 6; i++) {
+      pre[i] = (struct blk){malloc(pre_sizes[i]), pre_sizes[i], (uint64_t)f * 10 + i};
+      if (pre[i].p == NULL) return 2;
+      fill(&pre[i], 0);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if (hang_child) pthread_mutex_lock(&held);
+    pid_t pid = fork();
+    if (pid < 0) {
+      perror("mem_fork: fork");
+      return 2;
+    }
+    if (pid == 0) {
+      alarm(child_alarm); /* a hung child dies of SIGALRM: the parent reports it */
+      if (hang_child && f % 10 == 9) pthread_mutex_lock(&held); /* never returns */
+      for (unsigned i = 0; i < 6; i++) {
+        if (check(&pre[i], pre[i].size) != 0) _exit(3);
+        free(pre[i].p);
+      }
+      if (child_work(next_rand(&seed)) != 0) _exit(4);
+      pthread_t ct;
+      void *res;
+      if (pthread_create(&ct, NULL, child_thread, (void *)(uintptr_t)next_rand(&seed)) != 0) _exit(5);
+      pthread_join(ct, &res);
+      if (res != NULL) _exit(6);
+      exit(0);
+    }
+    if (hang_child) pthread_mutex_unlock(&held);
+    next_rand(&seed);
+    next_rand(&seed);
+    /* Every worker must take a step after the fork (no lock left held). */
+    pthread_mutex_lock(&gen_lock);
+    pending = NWORKERS;
+    atomic_fetch_add(&gen, 1);
+    pthread_mutex_unlock(&gen_lock);
+    int st;
+    if (waitpid(pid, &st, 0) != pid) {
+      perror("mem_fork: waitpid");
+      return 2;
+    }
+    pthread_mutex_lock(&gen_lock);
+    while (pending != 0 && !atomic_load(&worker_failed)) pthread_cond_wait(&gen_cond, &gen_lock);
+    pthread_mutex_unlock(&gen_lock);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      if (WIFSIGNALED(st))
+        fprintf(stderr, "mem_fork: child %u killed by signal %d%s\n", f, WTERMSIG(st),
+                WTERMSIG(st) == SIGALRM ? " (hung until its alarm: deadlock?)" : "");
+      else
+        fprintf(stderr, "mem_fork: child %u exited %d\n", f, WEXITSTATUS(st));
+      bad_children++;
+    }
+    for (unsigned i = 0; i < 6; i++) {
+      if (check(&pre[i], pre[i].size) != 0) {
+        fprintf(stderr, "mem_fork: parent's block %u changed across fork %u\n", i, f);
+        bad_children++;
+      }
+      free(pre[i].p);
+    }
+  }
+  atomic_store(&stop, 1);
+  for (unsigned i = 0; i < NWORKERS; i++) pthread_join(th[i], NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  uint64_t min = UINT64_MAX, total = 0;
+  for (unsigned i = 0; i < NWORKERS; i++) {
+    uint64_t s = atomic_load(&steps[i]);
+    total += s;
+    if (s < min) min = s;
+  }
+  printf("forks=%u failed_children=%u worker_steps=%llu (least %llu) worker_failed=%d time=%.2f s\n", forks,
+         bad_children, (unsigned long long)total, (unsigned long long)min, atomic_load(&worker_failed),
+         (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+  if (bad_children != 0 || atomic_load(&worker_failed)) {
+    printf("FAIL\n");
+    return 1;
+  }
+  printf("ok: every child exited 0, the workers ran throughout\n");
+  return 0;
+}

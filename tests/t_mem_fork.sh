@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# t_mem_fork: fork while 8 threads allocate, 200 times (tests/mem_fork.c).
+# Every child frees the blocks it inherited, allocates, verifies and frees
+# small and large blocks (also from a thread of its own) and must exit 0; the
+# parent checks each exit status and that every worker thread takes a step
+# after each fork.  A deadlock must fail, not hang: a child hung for 60 s
+# dies of its alarm (reported as a failed child), and the whole program runs
+# under `timeout 120` (a bound for a hang, not a performance limit).
+# Under LD_PRELOAD=build/libsmpalloc.so; glibc runs 50 forks as a check of
+# the program itself.  MEM_CONTROLS=1 also runs the negative control
+# (--hang-child: children blocked on a lock held at fork), which must fail.
+# Run from the repository root (tests/run.sh does); 0 pass, else fail.
+set -u
+cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
+for v in $(compgen -v SMPALLOC_); do unset "$v"; done
+unset LD_PRELOAD
+LIB=$(pwd -P)/build/libsmpalloc.so
+[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
+mkdir -p build/tests
+BIN=build/tests/mem_fork
+gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -fno-builtin-malloc -fno-builtin-free \
+  -o "$BIN" tests/mem_fork.c || { echo "FAIL: cannot build $BIN"; exit 1; }
+ulimit -c 0
+fails=0
+run() { # label, command...
+  local label=$1; shift
+  echo "== $label"
+  timeout -k 5 120 "$@"
+  local rc=$?
+  case $rc in
+    0) ;;
+    124|137) echo "FAIL: $label: still running after 120 s: a deadlock"; fails=$((fails + 1)) ;;
+    *) echo "FAIL: $label (exit $rc)"; fails=$((fails + 1)) ;;
+  esac
+}
+run "smpalloc, 200 forks" env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --forks 200
+run "glibc (reference), 50 forks" "$BIN" --expect glibc --forks 50
+if [ "${MEM_CONTROLS:-0}" = 1 ]; then
+  echo "== control: children blocked on a lock held at fork must fail the test"
+  if timeout -k 5 120 env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --forks 20 --hang-child --child-alarm 2; then
+    echo "FAIL: control passed: a hung child goes unnoticed"; fails=$((fails + 1))
+  else
+    echo "ok: control fails as it must"
+  fi
+fi
+[ "$fails" -eq 0 ] || { echo "t_mem_fork: $fails failed"; exit 1; }
+echo "t_mem_fork: passed"
