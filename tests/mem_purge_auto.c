@@ -1,0 +1,164 @@
+/* mem_purge_auto: RSS falls on its own after a big free, with no trim call.
+ *
+ * Allocates 256 MiB (requested bytes) in blocks of 16..512 bytes, writing
+ * every byte, then frees them all (one thread; blocks chained through their
+ * first word, so no pointer array adds to RSS).  Then, for at most
+ * --iterations rounds, it does a little allocation activity - 64 blocks of
+ * 4 KiB and 256 of 64 bytes allocated then freed, more than a thread cache
+ * holds, so the allocator's slow paths run - reads RSS (/proc/self/statm)
+ * and, while RSS is still high, sleeps 10 ms (a measurement pace: the loop
+ * is bounded by its iteration count, and the verdict is the RSS reached).
+ *
+ *   mem_purge_auto [--expect smpalloc|glibc] [--max-growth-mib N]
+ *                  [--iterations N]
+ *
+ * Prints start, peak, right after the frees, and the final RSS with the
+ * number of rounds it took; with --max-growth-mib N exits 1 if the final RSS
+ * is more than N MiB above the start.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOTAL ((size_t)256 << 20)
+#define MIB (1024.0 * 1024.0)
+
+static size_t rss_bytes(void) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+  if (fd >= 0) close(fd);
+  unsigned long size, resident;
+  if (n <= 0) {
+    fprintf(stderr, "mem_purge_auto: cannot read /proc/self/statm\n");
+    exit(2);
+  }
+  buf[n] = '\0';
+  if (sscanf(buf, "%lu %lu", &size, &resident) != 2) exit(2);
+  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int smpalloc_mapped(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (f == NULL) return -1;
+  char line[4096];
+  int found = 0;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strstr(line, "libsmpalloc") != NULL) found = 1;
+  fclose(f);
+  return found;
+}
+
+static uint64_t next_rand(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+struct block {
+  struct block *next;
+  uint32_t size;
+  uint32_t tag;
+};
+
+/* A little allocation activity: more blocks than a thread cache keeps. */
+static int activity(unsigned round) {
+  void *big[64], *small[256];
+  for (unsigned i = 0; i < 64; i++) {
+    if ((big[i] = malloc(4096)) == NULL) return -1;
+    memset(big[i], (int)round, 4096);
+  }
+  for (unsigned i = 0; i < 256; i++) {
+    if ((small[i] = malloc(64)) == NULL) return -1;
+    memset(small[i], (int)i, 64);
+  }
+  for (unsigned i = 0; i < 64; i++) free(big[i]);
+  for (unsigned i = 0; i < 256; i++) free(small[i]);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *expect = NULL;
+  long max_growth_mib = -1;
+  unsigned iterations = 300;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) expect = argv[++i];
+    else if (strcmp(argv[i], "--max-growth-mib") == 0 && i + 1 < argc) max_growth_mib = atol(argv[++i]);
+    else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = (unsigned)atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--max-growth-mib N] [--iterations N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (expect != NULL) {
+    int m = smpalloc_mapped();
+    if (m != (strcmp(expect, "smpalloc") == 0)) {
+      fprintf(stderr, "mem_purge_auto: expected %s, but libsmpalloc is %s in /proc/self/maps\n", expect,
+              m ? "mapped" : "not mapped");
+      return 1;
+    }
+  }
+  size_t start = rss_bytes();
+  uint64_t seed = 0x243F6A8885A308D3ull;
+  struct block *head = NULL;
+  size_t total = 0, n = 0;
+  while (total < TOTAL) {
+    uint32_t size = 16 + (uint32_t)(next_rand(&seed) % 497);
+    struct block *b = malloc(size);
+    if (b == NULL) {
+      fprintf(stderr, "mem_purge_auto: malloc(%u) failed\n", size);
+      return 2;
+    }
+    b->next = head;
+    b->size = size;
+    b->tag = (uint32_t)n;
+    memset(b + 1, (int)(n & 0xff), size - sizeof *b);
+    head = b;
+    total += size;
+    n++;
+  }
+  size_t peak = rss_bytes();
+  while (head != NULL) {
+    struct block *next = head->next;
+    free(head);
+    head = next;
+  }
+  size_t after_free = rss_bytes();
+  size_t bound = max_growth_mib >= 0 ? start + ((size_t)max_growth_mib << 20) : 0;
+  size_t now = after_free;
+  unsigned round = 0;
+  while (round < iterations && !(max_growth_mib >= 0 && now <= bound)) {
+    if (activity(round) != 0) {
+      fprintf(stderr, "mem_purge_auto: malloc failed during the activity\n");
+      return 2;
+    }
+    round++;
+    now = rss_bytes();
+    if (max_growth_mib >= 0 && now <= bound) break;
+    struct timespec pace = {0, 10 * 1000 * 1000};
+    nanosleep(&pace, NULL);
+  }
+  printf("blocks=%zu (256 MiB) start=%.1f peak=%.1f after_free=%.1f final=%.1f MiB after %u rounds of activity\n",
+         n, start / MIB, peak / MIB, after_free / MIB, now / MIB, round);
+  if (peak < start + (192u << 20)) {
+    printf("FAIL: RSS rose by only %.1f MiB while 256 MiB was allocated and written\n",
+           ((double)peak - (double)start) / MIB);
+    return 1;
+  }
+  if (max_growth_mib >= 0) {
+    double growth = ((double)now - (double)start) / MIB;
+    if (now > bound) {
+      printf("FAIL: RSS is still %.1f MiB above the start after %u rounds (bound %ld MiB)\n", growth, round,
+             max_growth_mib);
+      return 1;
+    }
+    printf("ok: RSS fell to %.1f MiB above the start (bound %ld MiB)\n", growth, max_growth_mib);
+  }
+  return 0;
+}
