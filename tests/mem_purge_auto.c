@@ -10,7 +10,7 @@
  * is bounded by its iteration count, and the verdict is the RSS reached).
  *
  *   mem_purge_auto [--expect smpalloc|glibc] [--max-growth-mib N]
- *                  [--iterations N]
+ *                  [--iterations N] [--activity mixed|alloc|large]
  *
  * Prints start, peak, right after the frees, and the final RSS with the
  * number of rounds it took; with --max-growth-mib N exits 1 if the final RSS
@@ -67,8 +67,33 @@ struct block {
   uint32_t tag;
 };
 
+/* What the rounds do (--activity): "mixed" (the default) allocates and
+ * frees more blocks than a thread cache keeps; "alloc" only allocates
+ * (small blocks, 4 KiB a round, kept); "large" allocates and frees blocks
+ * mapped alone (1 MiB + 4 KiB). */
+static const char *mode = "mixed";
+static void *kept;
+
 /* A little allocation activity: more blocks than a thread cache keeps. */
 static int activity(unsigned round) {
+  if (strcmp(mode, "alloc") == 0) {
+    for (unsigned i = 0; i < 64; i++) {
+      void **p = malloc(64);
+      if (p == NULL) return -1;
+      *p = kept;
+      kept = p;
+    }
+    return 0;
+  }
+  if (strcmp(mode, "large") == 0) {
+    for (unsigned i = 0; i < 4; i++) {
+      char *p = malloc((1u << 20) + 4096 * i);
+      if (p == NULL) return -1;
+      p[0] = (char)round;
+      free(p);
+    }
+    return 0;
+  }
   void *big[64], *small[256];
   for (unsigned i = 0; i < 64; i++) {
     if ((big[i] = malloc(4096)) == NULL) return -1;
@@ -91,8 +116,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) expect = argv[++i];
     else if (strcmp(argv[i], "--max-growth-mib") == 0 && i + 1 < argc) max_growth_mib = atol(argv[++i]);
     else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = (unsigned)atoi(argv[++i]);
+    else if (strcmp(argv[i], "--activity") == 0 && i + 1 < argc) mode = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--max-growth-mib N] [--iterations N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--max-growth-mib N] [--iterations N] "
+              "[--activity mixed|alloc|large]\n", argv[0]);
       return 2;
     }
   }

@@ -12,6 +12,11 @@
 #     300 rounds take at least 3 s (each sleeps >= 10 ms while RSS is high),
 #     far beyond the delay;
 #   - with the defaults.
+# Known gap (reported): the purge delay is checked only on free's slow path,
+# so when the rounds only allocate small blocks (--activity alloc) or only
+# allocate and free large ones (--activity large), with the default delay
+# and threshold 64g, nothing is returned.  Those two cases run and print
+# their figures; MEM_STRICT=1 makes them count.
 # glibc runs 20 rounds for comparison (not asserted).  MEM_CONTROLS=1 also
 # runs the negative control (SMPALLOC_PURGE_DELAY_MS=3600000
 # SMPALLOC_PURGE_THRESHOLD=64g: nothing may be returned), which must fail.
@@ -27,10 +32,13 @@ BIN=build/tests/mem_purge_auto
 gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -fno-builtin-malloc -fno-builtin-free \
   -o "$BIN" tests/mem_purge_auto.c || { echo "FAIL: cannot build $BIN"; exit 1; }
 fails=0
-case_() { # label, VAR=VALUE...
+case_() { # label, VAR=VALUE... [-- program options]
   local label=$1; shift
+  local envs=() opts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && opts=("$@")
   echo "== $label"
-  if ! timeout 300 env LD_PRELOAD="$LIB" "$@" "$BIN" --expect smpalloc --max-growth-mib 32; then
+  if ! timeout 300 env LD_PRELOAD="$LIB" "${envs[@]}" "$BIN" --expect smpalloc --max-growth-mib 32 "${opts[@]}"; then
     echo "FAIL: $label: RSS did not fall to within 32 MiB of the start"; fails=$((fails + 1))
   fi
 }
@@ -38,6 +46,15 @@ case_ "SMPALLOC_PURGE_DELAY_MS=0" SMPALLOC_PURGE_DELAY_MS=0
 case_ "SMPALLOC_PURGE_DELAY_MS=0, threshold 64g" SMPALLOC_PURGE_DELAY_MS=0 SMPALLOC_PURGE_THRESHOLD=64g
 case_ "default delay, threshold 64g" SMPALLOC_PURGE_THRESHOLD=64g
 case_ "defaults"
+for act in alloc large; do
+  if [ "${MEM_STRICT:-0}" = 1 ]; then
+    case_ "default delay, threshold 64g, --activity $act" SMPALLOC_PURGE_THRESHOLD=64g -- --activity "$act"
+  else
+    echo "== known gap, not counted: default delay, threshold 64g, --activity $act"
+    timeout 300 env LD_PRELOAD="$LIB" SMPALLOC_PURGE_THRESHOLD=64g "$BIN" --expect smpalloc \
+      --max-growth-mib 32 --activity "$act" || echo "(known gap: not counted; MEM_STRICT=1 counts it)"
+  fi
+done
 echo "== glibc (no preload), for comparison: not asserted"
 if ! timeout 300 "$BIN" --expect glibc --iterations 20; then
   echo "FAIL: the program does not run under glibc"; fails=$((fails + 1))
