@@ -70,6 +70,12 @@
 #define SMP_PURGE_THRESHOLD (16u << 20)
 #endif
 
+/* Empty slabs that stay resident however long they wait: this many, or an
+ * eighth of the slabs in use if more (1 MiB: an emptied heap falls to it). */
+#ifndef SMP_PURGE_KEEP_SLABS
+#define SMP_PURGE_KEEP_SLABS 16u
+#endif
+
 /* Freed large blocks up to this size wait in a cache for reuse (no system
  * call, no page faults)... */
 #ifndef SMP_LARGE_CACHE_MAX

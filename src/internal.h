@@ -161,7 +161,7 @@ SMP_HIDDEN bool pagemap_reserve(uintptr_t p, size_t size);
 SMP_HIDDEN void pagemap_set(uintptr_t p, uint64_t entry);
 
 /* ---- slab.c: 64 KiB slabs, their descriptors, the pool of empty ones ---- */
-enum { SLAB_CUR = 1, SLAB_PARTIAL, SLAB_FULL, SLAB_DIRTY, SLAB_CLEAN, SLAB_PURGING };
+enum { SLAB_CUR = 1, SLAB_PARTIAL, SLAB_FULL, SLAB_DIRTY, SLAB_CLEAN, SLAB_PURGING, SLAB_GONE };
 
 /* A slab's descriptor, kept outside the slab (so an empty slab's pages can go
  * back to the kernel untouched).  While the slab belongs to a class, every
@@ -217,6 +217,9 @@ SMP_HIDDEN void slab_release(slab_t *sl);
  * or all when `all` or past the threshold.  No lock may be held.  Returns
  * the bytes returned. */
 SMP_HIDDEN size_t slab_purge(bool all);
+/* Out of address space: unmap every chunk whose slabs are all in the pool
+ * (no lock may be held).  Returns the bytes unmapped. */
+SMP_HIDDEN size_t slab_unmap_free_chunks(void);
 /* Cheap test, for slow paths: is a purge due? */
 SMP_HIDDEN bool slab_purge_due(void);
 /* Zeroed metadata memory that is never freed (descriptors, thread caches). */

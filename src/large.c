@@ -139,6 +139,16 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
   if (zeroed) *zeroed = true;
   if (align < LARGE_GRANULE) align = LARGE_GRANULE;
   void *p = os_map(size, align);
+  /* Out of address space (ulimit -v) or memory: cached blocks hold some;
+   * give them back and try once more. */
+  if (p == NULL && large_purge(true) > 0) p = os_map(size, align);
+  if (p == NULL) {
+    /* Still nothing: empty what the calling thread caches and what the
+     * slots hold in empty slabs, and unmap the chunks left wholly free. */
+    tcache_flush_all();
+    slot_collect();
+    if (slab_unmap_free_chunks() > 0) p = os_map(size, align);
+  }
   if (p == NULL) return NULL;
   if (!pagemap_reserve((uintptr_t)p, size)) {
     os_unmap(p, size);

@@ -39,6 +39,7 @@ static chunk_meta_t *chunks;
 static slab_t *dirty_head, *dirty_tail, *clean_head;
 static _Atomic size_t dirty_count;
 static _Atomic uint32_t dirty_oldest;  /* stamp of dirty_tail, when any */
+static _Atomic size_t active_slabs;    /* slabs belonging to a class */
 
 #define lock_acquire mutex_lock
 #define lock_release mutex_unlock
@@ -106,6 +107,7 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
   sl->cls = (uint16_t)cls;
   sl->owner = (uint16_t)owner;
   sl->state = SLAB_CUR;
+  atomic_fetch_add_explicit(&active_slabs, 1, memory_order_relaxed);
   if (sl->live != NULL) memset(sl->live, 0, LIVE_WORDS * sizeof(uint64_t));
   pagemap_set(sl->base, pm_slab_entry(sl, cls));
   return sl;
@@ -118,6 +120,7 @@ bool slab_grow(void) {
   if (room) return true; /* another thread grew it meanwhile */
   /* Map outside every lock; install under slab_lock. */
   void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
+  if (c == NULL && large_purge(true) > 0) c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
   chunk_meta_t *cm = meta_alloc(sizeof *cm);
   if (c == NULL || cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
     if (c != NULL) os_unmap(c, SMP_CHUNK_SIZE);
@@ -156,6 +159,7 @@ bool slab_grow(void) {
 void slab_release(slab_t *sl) {
   pagemap_set(sl->base, 0); /* from now on a free() into it is an invalid pointer */
   sl->state = SLAB_DIRTY;
+  atomic_fetch_sub_explicit(&active_slabs, 1, memory_order_relaxed);
   sl->stamp = os_now_ms();
   lock_acquire(&slab_lock);
   sl->prev = NULL;
@@ -168,12 +172,43 @@ void slab_release(slab_t *sl) {
   lock_release(&slab_lock);
 }
 
+/* How many dirty slabs may stay resident however long they wait: a small
+ * floor, or an eighth of the slabs in use, whichever is more.  A busy heap
+ * keeps a little slack instead of returning pages it will fault back in a
+ * moment later (each return costs a TLB shootdown across the process's
+ * threads); an emptied heap falls back to the floor. */
+static size_t dirty_keep(void) {
+  size_t a = atomic_load_explicit(&active_slabs, memory_order_relaxed) / 8;
+  return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
+}
+
 bool slab_purge_due(void) {
   size_t n = atomic_load_explicit(&dirty_count, memory_order_relaxed);
-  if (n == 0) return false;
   if (n * SMP_SLAB_SIZE > smp_opt.purge_threshold) return true;
+  if (n <= dirty_keep()) return false;
   uint32_t age = os_now_ms() - atomic_load_explicit(&dirty_oldest, memory_order_relaxed);
   return age >= smp_opt.purge_delay_ms;
+}
+
+/* Return the pages of a batch of slabs, merging neighbours so that one
+ * system call (and one TLB shootdown) covers a run of slabs. */
+static void slab_decommit(slab_t *batch) {
+  uintptr_t base[64];
+  unsigned n = 0;
+  for (slab_t *sl = batch; sl != NULL && n < 64; sl = sl->next) {
+    unsigned i = n++; /* insertion sort by address */
+    while (i > 0 && base[i - 1] > sl->base) {
+      base[i] = base[i - 1];
+      i--;
+    }
+    base[i] = sl->base;
+  }
+  for (unsigned i = 0; i < n;) {
+    unsigned j = i + 1;
+    while (j < n && base[j] == base[j - 1] + SMP_SLAB_SIZE) j++;
+    os_decommit((void *)base[i], (size_t)(j - i) * SMP_SLAB_SIZE);
+    i = j;
+  }
 }
 
 size_t slab_purge(bool all) {
@@ -184,11 +219,13 @@ size_t slab_purge(bool all) {
     slab_t *batch = NULL;
     unsigned n = 0;
     lock_acquire(&slab_lock);
-    size_t keep = all ? 0 : smp_opt.purge_threshold / SMP_SLAB_SIZE;
+    size_t cap = smp_opt.purge_threshold / SMP_SLAB_SIZE, keep = dirty_keep();
     while (dirty_tail != NULL && n < 64) {
       slab_t *sl = dirty_tail;
+      size_t count = atomic_load_explicit(&dirty_count, memory_order_relaxed);
       bool old = (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms;
-      if (!all && !old && atomic_load_explicit(&dirty_count, memory_order_relaxed) <= keep) break;
+      /* Past the threshold: must go.  Past the keep and waited: may go. */
+      if (!all && count <= cap && (count <= keep || !old)) break;
       dirty_unlink(sl);
       sl->state = SLAB_PURGING;
       sl->next = batch;
@@ -197,7 +234,7 @@ size_t slab_purge(bool all) {
     }
     lock_release(&slab_lock);
     if (batch == NULL) break;
-    for (slab_t *sl = batch; sl != NULL; sl = sl->next) os_decommit((void *)sl->base, SMP_SLAB_SIZE);
+    slab_decommit(batch);
     returned += (size_t)n * SMP_SLAB_SIZE;
     lock_acquire(&slab_lock);
     while (batch != NULL) {
@@ -211,6 +248,54 @@ size_t slab_purge(bool all) {
   }
   if (returned) stats_returned(returned);
   return returned;
+}
+
+/* ---- giving address space back -------------------------------------------- */
+
+static bool pooled(const slab_t *sl) { return sl->state == SLAB_DIRTY || sl->state == SLAB_CLEAN; }
+
+size_t slab_unmap_free_chunks(void) {
+  uintptr_t gone[16];
+  unsigned n = 0;
+  lock_acquire(&slab_lock);
+  for (chunk_meta_t *cm = chunks; cm != NULL && n < 16; cm = cm->next) {
+    if (cm->desc == chunk_desc) continue; /* still being carved */
+    bool all = true;
+    for (unsigned i = 0; i < CHUNK_SLABS && all; i++) all = pooled(&cm->desc[i]);
+    if (!all) continue;
+    for (unsigned i = 0; i < CHUNK_SLABS; i++) cm->desc[i].state = SLAB_GONE;
+    gone[n++] = cm->desc[0].base;
+  }
+  if (n > 0) { /* drop the gone slabs from both pool lists */
+    slab_t *d = dirty_head;
+    dirty_head = dirty_tail = NULL;
+    size_t count = 0;
+    while (d != NULL) {
+      slab_t *next = d->next;
+      if (d->state == SLAB_DIRTY) {
+        d->next = NULL;
+        d->prev = dirty_tail;
+        if (dirty_tail) dirty_tail->next = d; else dirty_head = d;
+        dirty_tail = d;
+        count++;
+      }
+      d = next;
+    }
+    atomic_store_explicit(&dirty_count, count, memory_order_relaxed);
+    if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+    slab_t **link = &clean_head;
+    while (*link != NULL) {
+      if ((*link)->state == SLAB_GONE) *link = (*link)->next;
+      else link = &(*link)->next;
+    }
+  }
+  lock_release(&slab_lock);
+  /* The descriptors stay (SLAB_GONE, never reused): 4 KiB per chunk. */
+  for (unsigned i = 0; i < n; i++) {
+    os_unmap((void *)gone[i], SMP_CHUNK_SIZE);
+    stats_unmapped(SMP_CHUNK_SIZE);
+  }
+  return (size_t)n * SMP_CHUNK_SIZE;
 }
 
 /* ---- walking (statistics) ----------------------------------------------- */
@@ -228,6 +313,7 @@ void slab_pool_counts(size_t *dirty, size_t *clean) {
   lock_acquire(&slab_lock);
   size_t c = 0;
   for (slab_t *sl = clean_head; sl != NULL; sl = sl->next) c++;
+  /* (chunks given back are no longer mapped: not counted) */
   *dirty = atomic_load_explicit(&dirty_count, memory_order_relaxed);
   *clean = c;
   lock_release(&slab_lock);
