@@ -8,6 +8,7 @@
 #                        sources are instrumented too
 #   *_static             linked with $(LIB_A), so malloc is smpalloc's
 #   oom_*, badfree_*     helpers of t_oom.sh and t_badfree.sh
+#   stress_lifecycle*    fork and thread-exit (TSD destructor) allocation
 
 TEST_DIR    := $(BUILD)/tests
 TEST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude
@@ -23,7 +24,8 @@ TEST_BINS += $(TEST_DIR)/api $(TEST_DIR)/api_prefix $(TEST_DIR)/api_static \
              $(TEST_DIR)/stress_tsan $(TEST_DIR)/stress_ubsan \
              $(TEST_DIR)/static_prove \
              $(TEST_DIR)/oom_alloc $(TEST_DIR)/oom_alloc_static \
-             $(TEST_DIR)/badfree_prog $(TEST_DIR)/badfree_prog_static
+             $(TEST_DIR)/badfree_prog $(TEST_DIR)/badfree_prog_static \
+             $(TEST_DIR)/stress_lifecycle $(TEST_DIR)/stress_lifecycle_static
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
@@ -41,6 +43,10 @@ $(TEST_DIR)/oom_alloc: tests/oom_alloc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ tests/oom_alloc.c
 
+$(TEST_DIR)/stress_lifecycle: tests/stress_lifecycle.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ tests/stress_lifecycle.c -lpthread
+
 $(TEST_DIR)/badfree_prog: tests/badfree_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ tests/badfree_prog.c
@@ -57,6 +63,10 @@ $(TEST_DIR)/static_prove: tests/static_prove.c include/smpalloc.h $(LIB_A)
 $(TEST_DIR)/oom_alloc_static: tests/oom_alloc.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ tests/oom_alloc.c $(LIB_A) -lpthread
+
+$(TEST_DIR)/stress_lifecycle_static: tests/stress_lifecycle.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ tests/stress_lifecycle.c $(LIB_A) -lpthread
 
 $(TEST_DIR)/badfree_prog_static: tests/badfree_prog.c $(LIB_A)
 	@mkdir -p $(dir $@)
