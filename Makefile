@@ -51,6 +51,7 @@ $(BUILD)/obj/%.o: src/%.c $(LIB_HDRS)
 $(LIB_SO): $(LIB_OBJS_PIC)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,-z,now \
 	  -o $@ $^ -lpthread
+	ln -sf libsmpalloc.so $(BUILD)/$(SONAME)  # for programs linked with -Lbuild -lsmpalloc
 
 $(LIB_A): $(LIB_OBJS)
 	@rm -f $@

@@ -64,10 +64,12 @@
 #define SMP_PURGE_DELAY_MS 100u
 #endif
 
-/* ...unless more than this many bytes of empty slabs are held (default of
- * SMPALLOC_PURGE_THRESHOLD). */
+/* ...unless more than this many bytes of empty slabs are held (or an eighth
+ * of the slab memory in use, if more): then at once.  Default of
+ * SMPALLOC_PURGE_THRESHOLD; also what the large-block cache may hold beyond
+ * a quarter of the large memory in use. */
 #ifndef SMP_PURGE_THRESHOLD
-#define SMP_PURGE_THRESHOLD (16u << 20)
+#define SMP_PURGE_THRESHOLD (8u << 20)
 #endif
 
 /* Empty slabs that stay resident however long they wait: this many, or an
@@ -82,7 +84,9 @@
 #define SMP_LARGE_CACHE_MAX (32u << 20)
 #endif
 
-/* ...holding at most this many bytes in all; purged like empty slabs. */
+/* ...holding at most this many bytes in all (and at most the purge
+ * threshold or a quarter of the large memory in use, whichever is more);
+ * purged like empty slabs. */
 #ifndef SMP_LARGE_CACHE_BYTES
 #define SMP_LARGE_CACHE_BYTES (64u << 20)
 #endif

@@ -327,6 +327,8 @@ SMP_HIDDEN void stats_mapped(size_t bytes);
 SMP_HIDDEN void stats_unmapped(size_t bytes);
 SMP_HIDDEN void stats_returned(size_t bytes);
 SMP_HIDDEN void stats_large(size_t bytes, int sign);
+/* Bytes in large blocks handed out now. */
+SMP_HIDDEN size_t large_in_use(void);
 SMP_HIDDEN void stats_lock_wait(void);
 /* The verbose start-up line and the at-exit report, per the options. */
 SMP_HIDDEN void stats_init(void);

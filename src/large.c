@@ -78,13 +78,23 @@ static void lc_unmap(lc_entry_t *v, unsigned n) {
   }
 }
 
+/* How many bytes the cache may hold: the purge threshold, or a quarter of
+ * the large memory in use if more, never past SMP_LARGE_CACHE_BYTES.  So a
+ * program that frees all its big blocks keeps little of them. */
+static size_t lc_budget(void) {
+  size_t quarter = large_in_use() / 4, b = smp_opt.purge_threshold;
+  if (quarter > b) b = quarter;
+  return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
+}
+
 /* Keep the mapping for reuse; false if it is not cacheable. */
 static bool lc_put(uintptr_t addr, size_t size) {
-  if (size > SMP_LARGE_CACHE_MAX || size > SMP_LARGE_CACHE_BYTES) return false;
+  size_t budget = lc_budget();
+  if (size > SMP_LARGE_CACHE_MAX || size > budget) return false;
   lc_entry_t victims[LC_ENTRIES + 1];
   unsigned nv = 0;
   mutex_lock(&lc_lock);
-  while (lc_n > 0 && (lc_n == LC_ENTRIES || lc_bytes + size > SMP_LARGE_CACHE_BYTES)) {
+  while (lc_n > 0 && (lc_n == LC_ENTRIES || lc_bytes + size > budget)) {
     victims[nv++] = lc[0];
     lc_remove(0);
   }

@@ -172,19 +172,29 @@ void slab_release(slab_t *sl) {
   lock_release(&slab_lock);
 }
 
-/* How many dirty slabs may stay resident however long they wait: a small
- * floor, or an eighth of the slabs in use, whichever is more.  A busy heap
- * keeps a little slack instead of returning pages it will fault back in a
- * moment later (each return costs a TLB shootdown across the process's
- * threads); an emptied heap falls back to the floor. */
+/* The purge policy.  Dirty slabs (empty, pages still resident) may wait:
+ *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD, an
+ *     eighth of the slabs in use); past it they go back at once;
+ *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the slabs in
+ *     use), only until they are SMPALLOC_PURGE_DELAY_MS old.
+ * A busy heap so keeps a little slack instead of returning pages it would
+ * fault back in a moment later (each return also costs a TLB shootdown
+ * across the process's threads); an emptied heap falls to the floor. */
+static size_t dirty_eighth(void) {
+  return atomic_load_explicit(&active_slabs, memory_order_relaxed) / 8;
+}
 static size_t dirty_keep(void) {
-  size_t a = atomic_load_explicit(&active_slabs, memory_order_relaxed) / 8;
+  size_t a = dirty_eighth();
   return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
+}
+static size_t dirty_cap(void) {
+  size_t a = dirty_eighth(), t = smp_opt.purge_threshold / SMP_SLAB_SIZE;
+  return a > t ? a : t;
 }
 
 bool slab_purge_due(void) {
   size_t n = atomic_load_explicit(&dirty_count, memory_order_relaxed);
-  if (n * SMP_SLAB_SIZE > smp_opt.purge_threshold) return true;
+  if (n > dirty_cap()) return true;
   if (n <= dirty_keep()) return false;
   uint32_t age = os_now_ms() - atomic_load_explicit(&dirty_oldest, memory_order_relaxed);
   return age >= smp_opt.purge_delay_ms;
@@ -219,7 +229,7 @@ size_t slab_purge(bool all) {
     slab_t *batch = NULL;
     unsigned n = 0;
     lock_acquire(&slab_lock);
-    size_t cap = smp_opt.purge_threshold / SMP_SLAB_SIZE, keep = dirty_keep();
+    size_t cap = dirty_cap(), keep = dirty_keep();
     while (dirty_tail != NULL && n < 64) {
       slab_t *sl = dirty_tail;
       size_t count = atomic_load_explicit(&dirty_count, memory_order_relaxed);

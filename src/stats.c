@@ -26,6 +26,8 @@ void stats_mapped(size_t bytes) { atomic_fetch_add_explicit(&st_mapped, bytes, m
 void stats_unmapped(size_t bytes) { atomic_fetch_add_explicit(&st_unmapped, bytes, memory_order_relaxed); }
 void stats_returned(size_t bytes) { atomic_fetch_add_explicit(&st_returned, bytes, memory_order_relaxed); }
 void stats_lock_wait(void) { atomic_fetch_add_explicit(&st_lock_waits, 1, memory_order_relaxed); }
+size_t large_in_use(void) { return atomic_load_explicit(&st_large_bytes, memory_order_relaxed); }
+
 void stats_large(size_t bytes, int sign) {
   if (sign > 0) {
     atomic_fetch_add_explicit(&st_large_blocks, 1, memory_order_relaxed);
