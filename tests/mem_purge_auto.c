@@ -70,7 +70,7 @@ struct block {
 /* What the rounds do (--activity): "mixed" (the default) allocates and
  * frees more blocks than a thread cache keeps; "alloc" only allocates
  * (small blocks, 4 KiB a round, kept); "large" allocates and frees blocks
- * mapped alone (1 MiB + 4 KiB). */
+ * mapped alone (4 MiB and a little more; one page of each is written). */
 static const char *mode = "mixed";
 static void *kept;
 
@@ -87,7 +87,7 @@ static int activity(unsigned round) {
   }
   if (strcmp(mode, "large") == 0) {
     for (unsigned i = 0; i < 4; i++) {
-      char *p = malloc((1u << 20) + 4096 * i);
+      char *p = malloc((4u << 20) + 4096 * i);
       if (p == NULL) return -1;
       p[0] = (char)round;
       free(p);
