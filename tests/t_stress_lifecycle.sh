@@ -2,7 +2,7 @@
 # t_stress_lifecycle: allocation across fork and thread exit, under
 # LD_PRELOAD=build/libsmpalloc.so and linked with build/libsmpalloc.a
 # (tests/stress_lifecycle.c):
-#   fork: the main thread forks 40 times while 4 threads allocate; every
+#   fork: the main thread forks 30 times while 4 threads allocate; every
 #         child must allocate, realloc and free (no lock left held) and exit 0;
 #   tsd:  pthread_key destructors free and allocate while threads exit.
 # A run that hangs (a deadlocked child, say) is killed after 120 s and fails.
@@ -24,9 +24,9 @@ run() { # label, want, command...
     echo "FAIL: $label (exit $rc)"; fails=$((fails + 1))
   fi
 }
-run preload-fork fork env LD_PRELOAD="$LIB" build/tests/stress_lifecycle fork 40
+run preload-fork fork env LD_PRELOAD="$LIB" build/tests/stress_lifecycle fork 30
 run preload-tsd tsd env LD_PRELOAD="$LIB" build/tests/stress_lifecycle tsd 20
-run static-fork fork build/tests/stress_lifecycle_static fork 40
+run static-fork fork build/tests/stress_lifecycle_static fork 30
 run static-tsd tsd build/tests/stress_lifecycle_static tsd 20
 echo "t_stress_lifecycle: $fails failed"
 [ $fails -eq 0 ]
