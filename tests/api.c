@@ -658,8 +658,8 @@ static void test_bad_inputs(void)
     CHECK(out == sentinel);
   }
   /* aligned_alloc/memalign with an alignment that is not a power of two:
-   * smpalloc rejects it with EINVAL; glibc 2.36 rounds it up. */
-  const size_t npow2[] = {3, 12, 24, 48, 100, 4097};
+   * smpalloc rejects it (0 included) with EINVAL; glibc 2.36 rounds it up. */
+  const size_t npow2[] = {0, 3, 12, 24, 48, 100, 4097};
   for (size_t i = 0; i < sizeof npow2 / sizeof npow2[0]; i++) {
     size_t a = npow2[i];
     for (int f = AF_ALIGNED; f <= AF_MEMALIGN; f++) {
