@@ -5,9 +5,9 @@
  * calloc (checked zero) or realloc (checked prefix) of 1 B..32 KiB, and 1 in
  * 50 a large block of 33 KiB..512 KiB, filled with a pattern), counting its
  * steps (at nice 10, so the children get CPU time on a small machine).  The
- * main thread, FORKS times: allocates a few blocks (small and
- * large) and forks.  The child verifies and frees those inherited blocks,
- * allocates, verifies and frees blocks of many sizes (small and large),
+ * main thread, FORKS times: allocates a few blocks (small, up to a 2 MiB
+ * one mapped alone) and forks.  The child verifies and frees those inherited
+ * blocks, allocates, verifies and frees blocks of many sizes (1 B..4 MiB),
  * starts a thread that does the same, joins it and exits 0 (an alarm of 60 s
  * kills a child that hangs, so a deadlock there shows as a signal).  The
  * parent reaps the child, checks it exited 0, and waits (condition
@@ -63,20 +63,44 @@ static uint64_t next_rand(uint64_t *s) {
 static uint64_t word_of(uint64_t id, size_t w) { return (id * 0x9E3779B97F4A7C15ull) ^ (w * 0xD6E8FEB86659FD93ull); }
 static unsigned char byte_of(uint64_t id, size_t i) { return (unsigned char)(word_of(id, i / 8) >> (8 * (i % 8))); }
 
-/* Blocks are at least 8-aligned: whole words where possible. */
-static void fill(struct blk *b, size_t from) {
-  size_t i = from;
-  for (; i < b->size && i % 8 != 0; i++) b->p[i] = byte_of(b->id, i);
-  for (; i + 8 <= b->size; i += 8) *(uint64_t *)(b->p + i) = word_of(b->id, i / 8);
-  for (; i < b->size; i++) b->p[i] = byte_of(b->id, i);
+/* Blocks are at least 8-aligned: whole words where possible.  Blocks over
+ * SPARSE bytes (only the fork-time ones: large, mapped alone) get their
+ * pattern in the first and last 64 bytes of every page, so the many pages
+ * of a fork's child are all touched without writing every byte. */
+#define SPARSE (1u << 20) /* above every worker size: never realloc'd */
+static void fill_range(struct blk *b, size_t i, size_t end) {
+  for (; i < end && i % 8 != 0; i++) b->p[i] = byte_of(b->id, i);
+  for (; i + 8 <= end; i += 8) *(uint64_t *)(b->p + i) = word_of(b->id, i / 8);
+  for (; i < end; i++) b->p[i] = byte_of(b->id, i);
 }
-
-static int check(const struct blk *b, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    if (*(const uint64_t *)(b->p + i) != word_of(b->id, i / 8)) return -1;
-  for (; i < n; i++)
+static int check_range(const struct blk *b, size_t i, size_t end) {
+  for (; i < end && i % 8 != 0; i++)
     if (b->p[i] != byte_of(b->id, i)) return -1;
+  for (; i + 8 <= end; i += 8)
+    if (*(const uint64_t *)(b->p + i) != word_of(b->id, i / 8)) return -1;
+  for (; i < end; i++)
+    if (b->p[i] != byte_of(b->id, i)) return -1;
+  return 0;
+}
+static void fill(struct blk *b, size_t from) {
+  if (b->size <= SPARSE) {
+    fill_range(b, from, b->size);
+    return;
+  }
+  for (size_t pg = 0; pg < b->size; pg += 4096) {
+    size_t end = pg + 4096 < b->size ? pg + 4096 : b->size;
+    size_t lo = pg + 64 < end ? pg + 64 : end, hi = end > pg + 64 ? end - 64 : pg;
+    if (lo > from) fill_range(b, pg > from ? pg : from, lo);
+    if (end > from && hi < end) fill_range(b, hi > from ? hi : from, end);
+  }
+}
+static int check(const struct blk *b, size_t n) {
+  if (b->size <= SPARSE) return check_range(b, 0, n);
+  for (size_t pg = 0; pg < n; pg += 4096) {
+    size_t end = pg + 4096 < n ? pg + 4096 : n;
+    size_t lo = pg + 64 < end ? pg + 64 : end, hi = end > pg + 64 ? end - 64 : pg;
+    if (check_range(b, pg, lo) != 0 || check_range(b, hi, end) != 0) return -1;
+  }
   return 0;
 }
 
@@ -162,7 +186,7 @@ static int child_work(uint64_t seed) {
   memset(set, 0, sizeof set);
   for (unsigned i = 0; i < 100; i++)
     if (replace(&set[next_rand(&seed) % 16], &seed, i + 1) != 0) return -1;
-  static const size_t sizes[] = {1, 8, 16, 100, 1000, 4096, 32768, 32769, 65536, 256 << 10, 1 << 20};
+  static const size_t sizes[] = {1, 8, 16, 100, 1000, 4096, 32768, 32769, 65536, 256 << 10, 2 << 20, 4 << 20};
   for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     struct blk b = {malloc(sizes[i]), sizes[i], 1000 + i};
     if (b.p == NULL) return -1;
@@ -224,7 +248,7 @@ int main(int argc, char **argv) {
   for (unsigned f = 0; f < forks && !atomic_load(&worker_failed); f++) {
     /* Blocks the child inherits and frees. */
     struct blk pre[6];
-    static const size_t pre_sizes[] = {24, 200, 3000, 20000, 100000, 1 << 20};
+    static const size_t pre_sizes[] = {24, 200, 3000, 20000, 100000, 2 << 20};
     for (unsigned i = 0; i < 6; i++) {
       pre[i] = (struct blk){malloc(pre_sizes[i]), pre_sizes[i], (uint64_t)f * 10 + i};
       if (pre[i].p == NULL) return 2;
