@@ -3,7 +3,9 @@
  * Eight worker threads run from start to end: each keeps 32 blocks and
  * replaces a random one per step (verify every byte, free; then malloc,
  * calloc (checked zero) or realloc (checked prefix) of 1 B..32 KiB, and 1 in
- * 50 a large block of 33 KiB..512 KiB, filled with a pattern), counting its
+ * 50 a large block of 33 KiB..512 KiB, filled with a pattern; and 1 step in
+ * 4 a burst of 48 blocks of 1..4 KiB allocated and freed, more than a thread
+ * cache keeps, so the allocator's locks are taken often), counting its
  * steps (at nice 10, so the children get CPU time on a small machine).  The
  * main thread, FORKS times: allocates a few blocks (small, up to a 2 MiB
  * one mapped alone) and forks.  The child verifies and frees those inherited
@@ -171,6 +173,18 @@ static void *worker(void *arg) {
       pthread_cond_signal(&gen_cond);
       pthread_mutex_unlock(&gen_lock);
       return NULL;
+    }
+    if (next_rand(&seed) % 4 == 0) { /* a burst past the thread cache: slot locks */
+      void *burst[48];
+      size_t bs = 1024 + next_rand(&seed) % 3072;
+      for (unsigned i = 0; i < 48; i++) {
+        if ((burst[i] = malloc(bs)) == NULL) atomic_store(&worker_failed, 1);
+        else *(uint64_t *)burst[i] = id ^ i;
+      }
+      for (unsigned i = 0; i < 48; i++) {
+        if (burst[i] != NULL && *(uint64_t *)burst[i] != (id ^ i)) atomic_store(&worker_failed, 1);
+        free(burst[i]);
+      }
     }
     atomic_fetch_add_explicit(&steps[t], 1, memory_order_relaxed);
     if (atomic_load_explicit(&seen[t], memory_order_relaxed) != g) {

@@ -6,8 +6,8 @@
 # after each fork.  A deadlock must fail, not hang: a child hung for 60 s
 # dies of its alarm (reported as a failed child), and the whole program runs
 # under `timeout 120` (a bound for a hang, not a performance limit).
-# Under LD_PRELOAD=build/libsmpalloc.so; glibc runs 50 forks as a check of
-# the program itself.  MEM_CONTROLS=1 also runs the negative control
+# Under LD_PRELOAD=build/libsmpalloc.so (and 50 forks with SMPALLOC_CHECKED=1);
+# glibc runs 50 forks as a check of the program itself.  MEM_CONTROLS=1 also runs the negative control
 # (--hang-child: children blocked on a lock held at fork), which must fail.
 # Run from the repository root (tests/run.sh does); 0 pass, else fail.
 set -u
@@ -34,6 +34,9 @@ run() { # label, command...
   esac
 }
 run "smpalloc, 200 forks" env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --forks 200
+# Checked mode caches nothing per thread: every call takes a lock, so a fork
+# often finds one held (a library without its fork handlers hangs here).
+run "smpalloc, SMPALLOC_CHECKED=1, 50 forks" env LD_PRELOAD="$LIB" SMPALLOC_CHECKED=1 "$BIN" --expect smpalloc --forks 50
 run "glibc (reference), 50 forks" "$BIN" --expect glibc --forks 50
 if [ "${MEM_CONTROLS:-0}" = 1 ]; then
   echo "== control: children blocked on a lock held at fork must fail the test"
