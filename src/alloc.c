@@ -153,7 +153,7 @@ static inline void free_any(void *p, const char *who) {
 }
 
 /* The usable size of p, checking p as `who` would. */
-static size_t usable_size(const void *p, const char *who) {
+size_t usable_size(const void *p, const char *who) {
   uint64_t e = pagemap_get(p);
   if (is_slab(e)) return smp_class[small_class_of(p, e, who)].size;
   large_check(p, e, who);
@@ -246,7 +246,7 @@ SMP_API void *smp_pvalloc(size_t n) {
 }
 
 SMP_API size_t smp_usable_size(const void *p) {
-  return p == NULL ? 0 : usable_size(p, "malloc_usable_size");
+  return p == NULL ? 0 : usable_size(p, "smp_usable_size");
 }
 
 SMP_API void smp_free_sized(void *p, size_t size) {

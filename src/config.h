@@ -78,6 +78,12 @@
 #define SMP_PURGE_KEEP_SLABS 16u
 #endif
 
+/* Large blocks up to this size are runs of granules carved from chunks,
+ * reused without system calls; bigger ones get mappings of their own. */
+#ifndef SMP_RUN_MAX
+#define SMP_RUN_MAX (1u << 20)
+#endif
+
 /* Freed large blocks up to this size wait in a cache for reuse (no system
  * call, no page faults)... */
 #ifndef SMP_LARGE_CACHE_MAX
@@ -108,6 +114,9 @@
 #endif
 #if SMP_CHUNK_SIZE % (1u << SMP_SLAB_SHIFT) != 0
 #error "SMP_CHUNK_SIZE must be a multiple of the slab size"
+#endif
+#if SMP_RUN_MAX % (1u << SMP_SLAB_SHIFT) != 0 || SMP_RUN_MAX > SMP_CHUNK_SIZE
+#error "SMP_RUN_MAX must be a multiple of the slab size, at most a chunk"
 #endif
 #if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 1024
 #error "SMP_MAX_SLOTS must be in 1..1024"

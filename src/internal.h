@@ -136,13 +136,17 @@ SMP_HIDDEN unsigned size_class_aligned(size_t n, size_t align);
  *   entry == 0          not ours (a pooled slab, inside a large block, foreign)
  *   entry & 1 == 0      a slab in use: bits 0..47 its descriptor (slab_t *),
  *                       bits 48..63 its class + 1
- *   entry & 1 == 1      the first granule of a large block whose mapping is
+ *   entry & 3 == 1      the first granule of a large block whose mapping is
  *                       entry & ~0xffff bytes long
+ *   entry & 3 == 3      the first granule of a run (a large block of up to
+ *                       SMP_RUN_MAX carved from a chunk): entry & ~7 is the
+ *                       run's descriptor (its first slab's slab_t)
  * Invariant: an entry is non-zero exactly while the slab or large block it
  * describes belongs to a size class or a user. */
 #define PM_LEAF_BITS 16
 #define PM_TOP_BITS 16
 #define PM_LARGE 1u
+#define PM_RUN 2u
 
 SMP_HIDDEN extern _Atomic(_Atomic uint64_t *) pm_top[1u << PM_TOP_BITS];
 
@@ -161,7 +165,10 @@ SMP_HIDDEN bool pagemap_reserve(uintptr_t p, size_t size);
 SMP_HIDDEN void pagemap_set(uintptr_t p, uint64_t entry);
 
 /* ---- slab.c: 64 KiB slabs, their descriptors, the pool of empty ones ---- */
-enum { SLAB_CUR = 1, SLAB_PARTIAL, SLAB_FULL, SLAB_DIRTY, SLAB_CLEAN, SLAB_PURGING, SLAB_GONE };
+enum {
+  SLAB_CUR = 1, SLAB_PARTIAL, SLAB_FULL, SLAB_DIRTY, SLAB_CLEAN, SLAB_PURGING, SLAB_GONE,
+  RUN_USED, RUN_DIRTY, RUN_CLEAN, RUN_PURGING, RUN_TAIL
+};
 
 /* A slab's descriptor, kept outside the slab (so an empty slab's pages can go
  * back to the kernel untouched).  While the slab belongs to a class, every
@@ -217,6 +224,13 @@ SMP_HIDDEN void slab_release(slab_t *sl);
  * or all when `all` or past the threshold.  No lock may be held.  Returns
  * the bytes returned. */
 SMP_HIDDEN size_t slab_purge(bool all);
+/* Runs: k contiguous granules of a chunk (1 <= k <= SMP_RUN_MAX / 64 KiB),
+ * for large blocks that are not worth a mapping of their own.  The run's
+ * descriptor is its first granule's; its cls field holds k.  run_alloc
+ * returns the descriptor (NULL when out of memory; may map a chunk, so no
+ * slot lock may be held) and tells whether the memory is zero. */
+SMP_HIDDEN slab_t *run_alloc(unsigned k, bool *zeroed);
+SMP_HIDDEN void run_free(slab_t *run);
 /* Out of address space: unmap every chunk whose slabs are all in the pool
  * (no lock may be held).  Returns the bytes unmapped. */
 SMP_HIDDEN size_t slab_unmap_free_chunks(void);
@@ -320,7 +334,18 @@ SMP_HIDDEN void large_free(void *p, uint64_t entry);
 /* Grow or shrink in place (may_move false) or by moving pages; NULL if not
  * possible, block unchanged. */
 SMP_HIDDEN void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move);
-static inline size_t large_size(uint64_t e) { return (size_t)(e & ~(uint64_t)0xffff); }
+static inline bool pm_is_run(uint64_t e) { return (e & (PM_LARGE | PM_RUN)) == (PM_LARGE | PM_RUN); }
+static inline slab_t *pm_run(uint64_t e) { return (slab_t *)(uintptr_t)(e & ~(uint64_t)7); }
+/* The length of the large block or run described by entry e. */
+static inline size_t large_size(uint64_t e) {
+  if (pm_is_run(e)) return (size_t)pm_run(e)->cls << SMP_SLAB_SHIFT;
+  return (size_t)(e & ~(uint64_t)0xffff);
+}
+
+/* ---- alloc.c ------------------------------------------------------------- */
+/* The usable size of the block p (not NULL), checking p as the call `who`
+ * would (messages name that call). */
+SMP_HIDDEN size_t usable_size(const void *p, const char *who);
 
 /* ---- stats.c: counters and reports ------------------------------------- */
 SMP_HIDDEN void stats_mapped(size_t bytes);

@@ -15,13 +15,17 @@
  * at once past the budget, or on malloc_trim/smp_collect.  The unmapping is
  * done outside the cache's lock.
  */
+#include <string.h>
+
 #include "internal.h"
 #include "options.h"
 
 #define LARGE_GRANULE SMP_SLAB_SIZE
 
-/* n rounded up to a whole granule; 0 if that overflows. */
+/* n rounded up to a whole granule (at least one: aligned_alloc(2 MiB, 0)
+ * gets a block too); 0 if that overflows. */
 static size_t large_round(size_t n) {
+  if (n == 0) return LARGE_GRANULE;
   if (n > SIZE_MAX - (LARGE_GRANULE - 1)) return 0;
   return (n + LARGE_GRANULE - 1) & ~(size_t)(LARGE_GRANULE - 1);
 }
@@ -136,6 +140,14 @@ void large_fork_child(void) { atomic_store_explicit(&lc_lock, 0, memory_order_re
 void *large_alloc(size_t n, size_t align, bool *zeroed) {
   size_t size = large_round(n);
   if (size == 0 || size > ((size_t)1 << 46)) return NULL;
+  if (size <= SMP_RUN_MAX && align <= LARGE_GRANULE) {
+    bool z;
+    slab_t *run = run_alloc((unsigned)(size >> SMP_SLAB_SHIFT), &z);
+    if (run == NULL) return NULL;
+    stats_large(size, 1);
+    if (zeroed) *zeroed = z;
+    return (void *)run->base;
+  }
   if (align <= LARGE_GRANULE) {
     lc_entry_t e = lc_take(size);
     if (e.addr != 0) {
@@ -171,10 +183,15 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
 }
 
 void large_free(void *p, uint64_t entry) {
+  stats_large(large_size(entry), -1);
+  if (pm_is_run(entry)) {
+    run_free(pm_run(entry));
+    if (slab_purge_due()) slab_purge(false);
+    return;
+  }
   /* Clear the entry first: once unmapped, the range may be mapped again by
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
-  stats_large(large_size(entry), -1);
   if (lc_put((uintptr_t)p, large_size(entry))) return;
   os_unmap(p, large_size(entry));
   stats_unmapped(large_size(entry));
@@ -184,6 +201,20 @@ void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move
   size_t old = large_size(entry), size = large_round(n);
   if (size == 0 || size > ((size_t)1 << 46)) return NULL;
   if (size == old) return p;
+  /* Runs keep their length when shrinking (the part beyond n is never
+   * touched) and move by copying when growing: at these sizes a copy is
+   * cheaper than moving pages, which costs a TLB shootdown in a threaded
+   * process.  A mapping shrinking to run size moves into a run likewise. */
+  bool run = pm_is_run(entry);
+  if (run && size <= old) return p;
+  if (run || (size <= SMP_RUN_MAX && may_move)) {
+    if (!may_move) return NULL;
+    void *q = large_alloc(n, align, NULL);
+    if (q == NULL) return NULL;
+    memcpy(q, p, old < size ? old : size);
+    large_free(p, entry);
+    return q;
+  }
   if (os_resize(p, old, size)) {
     pagemap_set((uintptr_t)p, (uint64_t)size | PM_LARGE);
     stats_large(old, -1);

@@ -9,9 +9,12 @@
  */
 #include "internal.h"
 
+/* Doublings above 128 (0 for c < 16, where the branch using it is not
+ * taken but compilers still check its shifts). */
+#define CLS_DBL(c) ((c) < 16u ? 0u : ((c) - 16u) / 8u)
 #define CLS_SIZE(c) \
   ((c) < 16 ? 8u * ((c) + 1u) \
-            : (1u << (7u + ((c) - 16u) / 8u)) + ((((c) - 16u) % 8u + 1u) << (4u + ((c) - 16u) / 8u)))
+            : (1u << (7u + CLS_DBL(c))) + ((((c) - 16u) % 8u + 1u) << (4u + CLS_DBL(c))))
 #define CLS(c) \
   {CLS_SIZE(c), (uint32_t)(0xffffffffu / CLS_SIZE(c) + 1u), \
    (uint32_t)((SMP_SLAB_SIZE / CLS_SIZE(c)) * CLS_SIZE(c)), 0},

@@ -83,6 +83,8 @@ static void dirty_unlink(slab_t *sl) {
   if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
 }
 
+static slab_t *run_take(unsigned k, bool *zeroed);
+
 slab_t *slab_get(unsigned cls, unsigned owner) {
   slab_t *sl;
   lock_acquire(&slab_lock);
@@ -96,6 +98,9 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
     sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
     chunk_next += SMP_SLAB_SIZE;
     sl->zero = 1;
+  } else {
+    bool zero;
+    if ((sl = run_take(1, &zero)) != NULL) sl->zero = zero; /* a granule of a free run */
   }
   lock_release(&slab_lock);
   if (sl == NULL) return NULL;
@@ -113,18 +118,15 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
   return sl;
 }
 
-bool slab_grow(void) {
-  lock_acquire(&slab_lock);
-  bool room = chunk_next != chunk_end || dirty_head != NULL || clean_head != NULL;
-  lock_release(&slab_lock);
-  if (room) return true; /* another thread grew it meanwhile */
-  /* Map outside every lock; install under slab_lock. */
+/* Map a chunk and its descriptors, with no lock held.  NULL when out of
+ * memory (cached large blocks are given back first). */
+static chunk_meta_t *chunk_map(void) {
   void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
   if (c == NULL && large_purge(true) > 0) c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
   chunk_meta_t *cm = meta_alloc(sizeof *cm);
   if (c == NULL || cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
     if (c != NULL) os_unmap(c, SMP_CHUNK_SIZE);
-    return false; /* cm is metadata: not reusable, at worst 4 KiB lost */
+    return NULL; /* cm is metadata: not reusable, at worst 4 KiB lost */
   }
   slab_t *d = cm->desc;
   /* Checked mode: a bit per block, for the most blocks a slab can hold. */
@@ -133,25 +135,177 @@ bool slab_grow(void) {
     d[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
     d[i].live = bits ? bits + i * LIVE_WORDS : NULL;
   }
-  lock_acquire(&slab_lock);
+  stats_mapped(SMP_CHUNK_SIZE);
+  return cm;
+}
+
+/* Make cm the chunk slabs and runs are carved from (slab_lock held).  What
+ * is left of the previous one joins the pool as clean single slabs. */
+static void chunk_install(chunk_meta_t *cm) {
   if (smp_link_key == 0) smp_link_key = (uintptr_t)(os_random() | 1);
+  for (; chunk_next != chunk_end; chunk_next += SMP_SLAB_SIZE) {
+    slab_t *sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
+    sl->state = SLAB_CLEAN;
+    sl->next = clean_head;
+    clean_head = sl;
+  }
   cm->next = chunks;
   chunks = cm;
-  if (chunk_next != chunk_end) {
-    /* Lost a race: keep the new chunk's slabs anyway, as clean pool slabs. */
-    for (unsigned i = 0; i < CHUNK_SLABS; i++) {
-      d[i].state = SLAB_CLEAN;
-      d[i].next = clean_head;
-      clean_head = &d[i];
-    }
+  chunk_desc = cm->desc;
+  chunk_next = cm->desc[0].base;
+  chunk_end = chunk_next + SMP_CHUNK_SIZE;
+}
+
+bool slab_grow(void) {
+  lock_acquire(&slab_lock);
+  bool room = chunk_next != chunk_end || dirty_head != NULL || clean_head != NULL;
+  lock_release(&slab_lock);
+  if (room) return true; /* another thread grew it meanwhile */
+  chunk_meta_t *cm = chunk_map();
+  if (cm == NULL) return false;
+  lock_acquire(&slab_lock);
+  chunk_install(cm);
+  lock_release(&slab_lock);
+  return true;
+}
+
+/* ---- runs ------------------------------------------------------------------ */
+
+static size_t dirty_cap(void);
+
+#define RUN_KMAX (SMP_RUN_MAX / SMP_SLAB_SIZE)
+
+/* Free runs by length, newest first: dirty (pages resident) and clean. */
+static slab_t *run_dirty[RUN_KMAX + 1], *run_clean[RUN_KMAX + 1];
+static _Atomic size_t run_dirty_slabs;  /* granules in dirty runs */
+
+/* Carve k granules from the current chunk, or NULL (slab_lock held). */
+static slab_t *run_carve(unsigned k) {
+  if (chunk_end - chunk_next < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
+  slab_t *sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
+  for (unsigned i = 1; i < k; i++) sl[i].state = RUN_TAIL;
+  chunk_next += (uintptr_t)k * SMP_SLAB_SIZE;
+  return sl;
+}
+
+/* Put a free run of k granules starting at sl on its list (slab_lock held). */
+static void run_list_push(slab_t *sl, unsigned k, bool dirty, uint32_t stamp) {
+  sl->cls = (uint16_t)k;
+  sl->stamp = stamp;
+  if (dirty) {
+    sl->state = RUN_DIRTY;
+    sl->next = run_dirty[k];
+    run_dirty[k] = sl;
+    atomic_fetch_add_explicit(&run_dirty_slabs, k, memory_order_relaxed);
   } else {
-    chunk_next = (uintptr_t)c;
-    chunk_end = chunk_next + SMP_CHUNK_SIZE;
-    chunk_desc = d;
+    sl->state = RUN_CLEAN;
+    sl->next = run_clean[k];
+    run_clean[k] = sl;
+  }
+}
+
+/* A free run of at least k granules, its first k taken and the rest put
+ * back as a shorter run; dirty ones first (no page faults), the shortest
+ * that fits.  NULL if none (slab_lock held). */
+static slab_t *run_take(unsigned k, bool *zeroed) {
+  for (int pass = 0; pass < 2; pass++) {
+    slab_t **lists = pass == 0 ? run_dirty : run_clean;
+    for (unsigned j = k; j <= RUN_KMAX; j++) {
+      slab_t *sl = lists[j];
+      if (sl == NULL) continue;
+      lists[j] = sl->next;
+      if (pass == 0) atomic_fetch_sub_explicit(&run_dirty_slabs, j, memory_order_relaxed);
+      if (j > k) {
+        sl[k].state = 0;
+        run_list_push(&sl[k], j - k, pass == 0, sl->stamp);
+      }
+      *zeroed = pass == 1;
+      return sl;
+    }
+  }
+  return NULL;
+}
+
+slab_t *run_alloc(unsigned k, bool *zeroed) {
+  slab_t *sl;
+  chunk_meta_t *cm = NULL;
+  lock_acquire(&slab_lock);
+  for (;;) {
+    if ((sl = run_take(k, zeroed)) != NULL) {
+      /* taken from a free run */
+    } else if ((sl = run_carve(k)) != NULL) {
+      *zeroed = true;
+    } else if (cm != NULL) {
+      chunk_install(cm); /* cannot fail to hold k <= RUN_KMAX granules */
+      cm = NULL;
+      continue;
+    } else {
+      lock_release(&slab_lock);
+      if ((cm = chunk_map()) == NULL) return NULL;
+      lock_acquire(&slab_lock);
+      continue;
+    }
+    break;
+  }
+  if (cm != NULL) chunk_install(cm); /* mapped in vain: its slabs join the pool */
+  lock_release(&slab_lock);
+  sl->state = RUN_USED;
+  sl->cls = (uint16_t)k;
+  pagemap_set(sl->base, (uint64_t)(uintptr_t)sl | PM_LARGE | PM_RUN);
+  return sl;
+}
+
+void run_free(slab_t *sl) {
+  pagemap_set(sl->base, 0);
+  uint32_t now = os_now_ms();
+  lock_acquire(&slab_lock);
+  run_list_push(sl, sl->cls, true, now);
+  lock_release(&slab_lock);
+}
+
+/* Return the pages of dirty runs: those older than the delay, all of them
+ * past the cap, or all when asked.  No lock may be held. */
+static size_t run_purge(bool all) {
+  static _Atomic uint32_t last; /* walks of the lists: at most one per half delay */
+  size_t n = atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed);
+  if (n == 0 || (!all && n <= SMP_PURGE_KEEP_SLABS)) return 0;
+  bool over = n > dirty_cap();
+  uint32_t now = os_now_ms();
+  if (!all && !over &&
+      (uint32_t)(now - atomic_load_explicit(&last, memory_order_relaxed)) < smp_opt.purge_delay_ms / 2)
+    return 0;
+  atomic_store_explicit(&last, now, memory_order_relaxed);
+  slab_t *batch = NULL;
+  size_t returned = 0;
+  lock_acquire(&slab_lock);
+  for (unsigned k = 1; k <= RUN_KMAX; k++)
+    for (slab_t **link = &run_dirty[k]; *link != NULL;) {
+      slab_t *sl = *link;
+      if (all || over || (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms) {
+        *link = sl->next;
+        sl->state = RUN_PURGING;
+        sl->next = batch;
+        batch = sl;
+        atomic_fetch_sub_explicit(&run_dirty_slabs, k, memory_order_relaxed);
+      } else {
+        link = &sl->next;
+      }
+    }
+  lock_release(&slab_lock);
+  for (slab_t *sl = batch; sl != NULL; sl = sl->next) {
+    os_decommit((void *)sl->base, (size_t)sl->cls << SMP_SLAB_SHIFT);
+    returned += (size_t)sl->cls << SMP_SLAB_SHIFT;
+  }
+  lock_acquire(&slab_lock);
+  while (batch != NULL) {
+    slab_t *sl = batch;
+    batch = sl->next;
+    sl->state = RUN_CLEAN;
+    sl->next = run_clean[sl->cls];
+    run_clean[sl->cls] = sl;
   }
   lock_release(&slab_lock);
-  stats_mapped(SMP_CHUNK_SIZE);
-  return true;
+  return returned;
 }
 
 /* ---- the pool ----------------------------------------------------------- */
@@ -193,9 +347,11 @@ static size_t dirty_cap(void) {
 }
 
 bool slab_purge_due(void) {
-  size_t n = atomic_load_explicit(&dirty_count, memory_order_relaxed);
+  size_t n = atomic_load_explicit(&dirty_count, memory_order_relaxed) +
+             atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed);
   if (n > dirty_cap()) return true;
   if (n <= dirty_keep()) return false;
+  if (atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed) > 0) return true; /* run_purge checks ages */
   uint32_t age = os_now_ms() - atomic_load_explicit(&dirty_oldest, memory_order_relaxed);
   return age >= smp_opt.purge_delay_ms;
 }
@@ -223,7 +379,7 @@ static void slab_decommit(slab_t *batch) {
 
 size_t slab_purge(bool all) {
   uint32_t now = os_now_ms();
-  size_t returned = 0;
+  size_t returned = run_purge(all);
   for (;;) {
     /* Detach a batch under the lock, return pages outside it. */
     slab_t *batch = NULL;
