@@ -7,7 +7,8 @@
  *
  * smpalloc is Zig's SmpAllocator carried into C and completed.  Memory for
  * requests up to 32 KiB comes from 64 KiB slabs, one size class per slab;
- * bigger requests are mapped alone.  Small-block state lives in a few
+ * up to 1 MiB from runs of whole 64 KiB granules of the same chunks; bigger
+ * requests are mapped alone.  Small-block state lives in a few
  * *slots* (one per CPU, at most 128), each with a lock: per size class, the
  * slab it allocates from and its other slabs with free blocks.  Each slab
  * keeps its own free list and a count of blocks out, so an empty slab is
@@ -25,7 +26,8 @@
  *               full: give the older half back to their slabs, each under
  *               its owning slot's lock; a slab whose count reaches 0 goes
  *               to the pool, and after a delay its pages to the kernel.
- *               large: munmap.
+ *               large: a run goes to the pool too; a mapping to a small
+ *               cache of mappings, or munmap.
  *
  * free() needs no size: the page map (pagemap.c) says, for every 64 KiB of
  * address space, which class the slab there holds or how long the large
@@ -40,8 +42,8 @@
  * size is a multiple of the alignment; alignments beyond 32 KiB go large.
  *
  * Where the files are: os.c (every system call), sizeclass.c (the class
- * table), pagemap.c (address -> slab), slab.c (slabs, descriptors, the pool
- * of empty slabs, returning memory), slot.c (slots, locks, batches, fork),
+ * table), pagemap.c (address -> slab), slab.c (chunks, slabs, runs,
+ * descriptors, the pool of empty ones, returning memory), slot.c (slots, locks, batches, fork),
  * tcache.c (thread caches), large.c (big blocks), options.c (SMPALLOC_*),
  * stats.c (statistics), override.c (the libc names).
  */

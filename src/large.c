@@ -2,7 +2,13 @@
  * large.c - blocks beyond the slab classes (> SMP_SMALL_MAX, or aligned
  * beyond what a class can give).
  *
- * Each is its own mapping, 64 KiB-aligned (or more, for larger alignments),
+ * Up to SMP_RUN_MAX (1 MiB) a large block is a run of whole 64 KiB granules
+ * carved from the slab chunks (slab.c): no system call to get or free one,
+ * and freed runs are reused, split, and purged like empty slabs.  Realloc
+ * of a run copies (cheaper at these sizes than moving pages).
+ *
+ * Beyond that each is its own mapping, 64 KiB-aligned (or more, for larger
+ * alignments),
  * its length rounded to 64 KiB, so that no two of our blocks or slabs ever
  * share a page-map granule.  The block's page-map entry holds the mapping's
  * length: there is no header, and the user's pointer is the mapping's start.
