@@ -234,6 +234,9 @@ SMP_HIDDEN void run_free(slab_t *run);
 /* Out of address space: unmap every chunk whose slabs are all in the pool
  * (no lock may be held).  Returns the bytes unmapped. */
 SMP_HIDDEN size_t slab_unmap_free_chunks(void);
+/* For slow paths, with no lock held: purge what is due (slabs, runs,
+ * cached mappings).  Cheap when nothing is. */
+SMP_HIDDEN void slab_maintain(void);
 /* Cheap test, for slow paths: is a purge due? */
 SMP_HIDDEN bool slab_purge_due(void);
 /* Zeroed metadata memory that is never freed (descriptors, thread caches). */
@@ -259,6 +262,9 @@ typedef struct {
 
 SMP_HIDDEN extern slot_t smp_slots[SMP_MAX_SLOTS];
 SMP_HIDDEN extern _Atomic unsigned smp_nslots;
+/* One past the highest slot index ever in use (the slot count only grows
+ * this): fork, statistics and collection lock slots below it only. */
+SMP_HIDDEN extern _Atomic unsigned smp_slots_hi;
 SMP_HIDDEN extern __thread unsigned smp_tl_slot;
 
 SMP_HIDDEN slot_t *slot_lock_slow(unsigned start);
@@ -361,7 +367,7 @@ SMP_HIDDEN void stats_init(void);
  * lock must be held by the caller, through slab_walk_lock). */
 SMP_HIDDEN void slab_walk(void (*fn)(const slab_t *sl, void *arg), void *arg);
 SMP_HIDDEN void slab_pool_counts(size_t *dirty, size_t *clean);
-SMP_HIDDEN void slot_lock_all(void);
-SMP_HIDDEN void slot_unlock_all(void);
+SMP_HIDDEN unsigned slot_lock_all(void);
+SMP_HIDDEN void slot_unlock_all(unsigned locked);
 
 #endif /* SMP_INTERNAL_H */

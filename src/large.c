@@ -163,7 +163,7 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
       return (void *)e.addr;
     }
   }
-  large_purge(false);
+  slab_maintain();
   if (zeroed) *zeroed = true;
   if (align < LARGE_GRANULE) align = LARGE_GRANULE;
   void *p = os_map(size, align);
@@ -192,15 +192,17 @@ void large_free(void *p, uint64_t entry) {
   stats_large(large_size(entry), -1);
   if (pm_is_run(entry)) {
     run_free(pm_run(entry));
-    if (slab_purge_due()) slab_purge(false);
+    slab_maintain();
     return;
   }
   /* Clear the entry first: once unmapped, the range may be mapped again by
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
-  if (lc_put((uintptr_t)p, large_size(entry))) return;
-  os_unmap(p, large_size(entry));
-  stats_unmapped(large_size(entry));
+  if (!lc_put((uintptr_t)p, large_size(entry))) {
+    os_unmap(p, large_size(entry));
+    stats_unmapped(large_size(entry));
+  }
+  slab_maintain();
 }
 
 void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move) {

@@ -356,64 +356,77 @@ bool slab_purge_due(void) {
   return age >= smp_opt.purge_delay_ms;
 }
 
-/* Return the pages of a batch of slabs, merging neighbours so that one
- * system call (and one TLB shootdown) covers a run of slabs. */
-static void slab_decommit(slab_t *batch) {
-  uintptr_t base[64];
-  unsigned n = 0;
-  for (slab_t *sl = batch; sl != NULL && n < 64; sl = sl->next) {
-    unsigned i = n++; /* insertion sort by address */
-    while (i > 0 && base[i - 1] > sl->base) {
-      base[i] = base[i - 1];
-      i--;
+/* A run of neighbouring slabs being purged: one system call. */
+typedef struct {
+  slab_t *first;
+  unsigned n;
+} purge_range_t;
+
+#define PURGE_RANGES 128
+
+/* Pick dirty slabs to purge, chunk by chunk in address order, so that
+ * neighbours merge into one range (one madvise, one TLB shootdown, however
+ * the slabs were freed).  With `all`, every dirty slab; otherwise the ones
+ * past the cap, then the ones that waited the delay, down to the keep.
+ * slab_lock held; returns the number of ranges filled. */
+static unsigned purge_pick(bool all, uint32_t now, purge_range_t *r) {
+  size_t count = atomic_load_explicit(&dirty_count, memory_order_relaxed);
+  size_t cap = dirty_cap(), keep = dirty_keep();
+  size_t floor = all ? 0 : count > cap ? cap : keep;
+  bool any_age = !all && count <= cap;
+  unsigned nr = 0;
+  for (chunk_meta_t *cm = chunks; cm != NULL && count > floor; cm = cm->next) {
+    for (unsigned i = 0; i < CHUNK_SLABS && count > floor; i++) {
+      slab_t *sl = &cm->desc[i];
+      if (sl->state != SLAB_DIRTY) continue;
+      if (any_age && (uint32_t)(now - sl->stamp) < smp_opt.purge_delay_ms) continue;
+      if (nr > 0 && r[nr - 1].first + r[nr - 1].n == sl) {
+        r[nr - 1].n++;
+      } else {
+        if (nr == PURGE_RANGES) return nr;
+        r[nr].first = sl;
+        r[nr].n = 1;
+        nr++;
+      }
+      dirty_unlink(sl);
+      sl->state = SLAB_PURGING;
+      count--;
     }
-    base[i] = sl->base;
   }
-  for (unsigned i = 0; i < n;) {
-    unsigned j = i + 1;
-    while (j < n && base[j] == base[j - 1] + SMP_SLAB_SIZE) j++;
-    os_decommit((void *)base[i], (size_t)(j - i) * SMP_SLAB_SIZE);
-    i = j;
-  }
+  return nr;
 }
 
 size_t slab_purge(bool all) {
   uint32_t now = os_now_ms();
   size_t returned = run_purge(all);
+  purge_range_t r[PURGE_RANGES];
   for (;;) {
-    /* Detach a batch under the lock, return pages outside it. */
-    slab_t *batch = NULL;
-    unsigned n = 0;
     lock_acquire(&slab_lock);
-    size_t cap = dirty_cap(), keep = dirty_keep();
-    while (dirty_tail != NULL && n < 64) {
-      slab_t *sl = dirty_tail;
-      size_t count = atomic_load_explicit(&dirty_count, memory_order_relaxed);
-      bool old = (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms;
-      /* Past the threshold: must go.  Past the keep and waited: may go. */
-      if (!all && count <= cap && (count <= keep || !old)) break;
-      dirty_unlink(sl);
-      sl->state = SLAB_PURGING;
-      sl->next = batch;
-      batch = sl;
-      n++;
-    }
+    unsigned nr = purge_pick(all, now, r);
     lock_release(&slab_lock);
-    if (batch == NULL) break;
-    slab_decommit(batch);
-    returned += (size_t)n * SMP_SLAB_SIZE;
+    if (nr == 0) break;
+    for (unsigned i = 0; i < nr; i++) {
+      os_decommit((void *)r[i].first->base, (size_t)r[i].n * SMP_SLAB_SIZE);
+      returned += (size_t)r[i].n * SMP_SLAB_SIZE;
+    }
     lock_acquire(&slab_lock);
-    while (batch != NULL) {
-      slab_t *sl = batch;
-      batch = sl->next;
-      sl->state = SLAB_CLEAN;
-      sl->next = clean_head;
-      clean_head = sl;
-    }
+    for (unsigned i = 0; i < nr; i++)
+      for (unsigned j = 0; j < r[i].n; j++) {
+        slab_t *sl = r[i].first + j;
+        sl->state = SLAB_CLEAN;
+        sl->next = clean_head;
+        clean_head = sl;
+      }
     lock_release(&slab_lock);
+    if (nr < PURGE_RANGES) break;
   }
   if (returned) stats_returned(returned);
   return returned;
+}
+
+void slab_maintain(void) {
+  if (slab_purge_due()) slab_purge(false);
+  large_purge(false);
 }
 
 /* ---- giving address space back -------------------------------------------- */

@@ -24,6 +24,7 @@
 
 slot_t smp_slots[SMP_MAX_SLOTS];
 _Atomic unsigned smp_nslots = 1;  /* 1 until slot_init(): early calls all use slot 0 */
+_Atomic unsigned smp_slots_hi = 1;
 __thread unsigned smp_tl_slot;
 
 static bool slot_trylock(slot_t *s) { return mutex_trylock(&s->lock); }
@@ -62,7 +63,14 @@ static void slot_set_count(void) {
   unsigned n = smp_opt.slots ? smp_opt.slots : os_cpu_count();
   if (n > SMP_MAX_SLOTS) n = SMP_MAX_SLOTS;
   if (n < 1) n = 1;
-  atomic_store_explicit(&smp_nslots, n, memory_order_relaxed);
+  /* Raise the high mark before the count, so no slot in use is ever above
+   * it (a fork handler that reads it locks every slot a thread may hold). */
+  unsigned hi = atomic_load_explicit(&smp_slots_hi, memory_order_relaxed);
+  while (hi < n && !atomic_compare_exchange_weak_explicit(&smp_slots_hi, &hi, n,
+                                                          memory_order_release,
+                                                          memory_order_relaxed)) {
+  }
+  atomic_store_explicit(&smp_nslots, n, memory_order_release);
   atomic_store_explicit(&slot_count_known, 1, memory_order_release);
 }
 
@@ -205,6 +213,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **list) {
   *tail = NULL;
   *list = head;
   if (populate != NULL) os_populate((void *)populate->base, SMP_SLAB_SIZE);
+  slab_maintain(); /* a program that only allocates still returns memory */
   return n;
 }
 
@@ -245,12 +254,12 @@ void slot_give(void *list, const char *who) {
     slab_put(o, sl, p, who);
   }
   if (held) slot_unlock(held);
-  if (slab_purge_due()) slab_purge(false);
-  large_purge(false);
+  slab_maintain();
 }
 
 void slot_collect(void) {
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
+  unsigned hi = atomic_load_explicit(&smp_slots_hi, memory_order_acquire);
+  for (unsigned i = 0; i < hi; i++) {
     slot_t *s = &smp_slots[i];
     slot_lock_blocking(s);
     for (unsigned c = 0; c < SMP_NCLASS; c++) {
@@ -264,18 +273,25 @@ void slot_collect(void) {
   }
 }
 
-void slot_lock_all(void) {
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) slot_lock_blocking(&smp_slots[i]);
+/* Lock every slot that may be in use, in index order.  The high mark can
+ * only grow between the two calls, so unlock_all is given the count that
+ * lock_all locked. */
+unsigned slot_lock_all(void) {
+  unsigned hi = atomic_load_explicit(&smp_slots_hi, memory_order_acquire);
+  for (unsigned i = 0; i < hi; i++) slot_lock_blocking(&smp_slots[i]);
+  return hi;
 }
-void slot_unlock_all(void) {
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) slot_unlock(&smp_slots[i]);
+void slot_unlock_all(unsigned hi) {
+  for (unsigned i = 0; i < hi; i++) slot_unlock(&smp_slots[i]);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 /* Take every lock in a fixed order (slots, thread caches, slab, metadata) so
  * the child starts with consistent lists, and can allocate at once. */
+static unsigned fork_locked; /* slots locked by the prepare handler */
+
 static void slot_fork_prepare(void) {
-  slot_lock_all();
+  fork_locked = slot_lock_all();
   tcache_fork_prepare();
   slab_fork_prepare();
   large_fork_prepare();
@@ -284,13 +300,13 @@ static void slot_fork_parent(void) {
   large_fork_parent();
   slab_fork_parent();
   tcache_fork_parent();
-  slot_unlock_all();
+  slot_unlock_all(fork_locked);
 }
 static void slot_fork_child(void) {
   large_fork_child();
   slab_fork_child();
   tcache_fork_child();
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)
+  for (unsigned i = 0; i < fork_locked; i++)
     atomic_store_explicit(&smp_slots[i].lock, 0, memory_order_relaxed);
 }
 

@@ -51,11 +51,11 @@ SMP_API int smp_stats_get(smp_stats_t *st) {
   if (st == NULL) return -1;
   memset(st, 0, sizeof *st);
   for (unsigned c = 0; c < SMP_NCLASS; c++) st->classes[c].size = smp_class[c].size;
-  slot_lock_all();
+  unsigned locked = slot_lock_all();
   slab_walk(stats_add_slab, st);
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)
+  for (unsigned i = 0; i < locked; i++)
     st->lock_contended += atomic_load_explicit(&smp_slots[i].contended, memory_order_relaxed);
-  slot_unlock_all();
+  slot_unlock_all(locked);
   size_t dirty, clean;
   slab_pool_counts(&dirty, &clean);
   st->slabs_free = dirty + clean;
