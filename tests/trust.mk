@@ -27,9 +27,7 @@
 TRUST_DIR    := $(BUILD)/tests
 FUZZ_CC      ?= clang
 FUZZ_TIME    ?= 300
-# -Wno-shift-count-overflow: clang warns on the dead branch of sizeclass.c's
-# CLS_SIZE ternary (gcc does not).
-FUZZ_FLAGS   := -fsanitize=fuzzer,undefined -fno-sanitize-recover=undefined -O1 -g -Wno-shift-count-overflow
+FUZZ_FLAGS   := -fsanitize=fuzzer,undefined -fno-sanitize-recover=undefined -O1 -g
 ASAN_FLAGS   := -fsanitize=address -fno-omit-frame-pointer -O1 -g
 TRUST_CORE   := $(CORE_SRCS) $(LIB_HDRS)
 TRUST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude
