@@ -10,6 +10,7 @@
 #      (FAULT_LIMIT_KB, 300 MiB): the same workload plus hoarded blocks
 #      until the kernel refuses, same checks, then recovery.
 # TRUST_LONG=1: a workload three times as big (about three times the maps).
+# `timeout 600` bounds a hang (a lock left held on a failure path).
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
@@ -23,9 +24,10 @@ run() { # label, command...
   local label=$1; shift
   echo "== $label: $*"
   local out rc
-  out=$("$@" 2>&1)
+  out=$(timeout 600 "$@" 2>&1)
   rc=$?
   printf '%s\n' "$out" | tail -n 20
+  [ $rc -eq 124 ] && echo "FAIL: $label: no progress within 600 s (a lock left held on a failure path?)"
   if [ $rc -ne 0 ] || ! grep -q '^fault_oom: ok' <<<"$out"; then
     echo "FAIL: $label (exit $rc)"; fails=$((fails + 1))
   fi
