@@ -13,6 +13,9 @@
  *     again, the failed-to-grow block included; everything is verified and
  *     freed, smp_collect() runs.  The parent never allocates through
  *     smpalloc, so each child starts from a fresh allocator.
+ *     FAULT_THREADS=T: the child runs the workload in T threads at once
+ *     (the maps then vary from run to run; every N is still a fault point,
+ *     and a lock left held on a failure path shows as a hang).
  * usage (built without, the libc names, run under LD_PRELOAD and ulimit -v):
  *   fault_oom_plain ulimit
  *     Runs the workload again and again without freeing until calls fail
@@ -20,6 +23,7 @@
  *     a whole workload round must then succeed.
  * Prints "fault_oom: ok ..." and exits 0 when everything held. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,8 +94,9 @@ typedef struct {
   size_t n;
   uint32_t seed;
 } blk_t;
-static blk_t live[NLIVE];
-static unsigned long n_calls, n_fail;
+/* Per thread: the threaded sweep runs the workload in several threads. */
+static __thread blk_t live[NLIVE];
+static __thread unsigned long n_calls, n_fail;
 
 static inline uint64_t word_at(uint32_t seed, size_t w) {
   return ((uint64_t)w + 1) * 0x9e3779b97f4a7c15u ^ ((uint64_t)seed << 20);
@@ -163,7 +168,7 @@ static void failed(int err, int line) {
 
 /* ---- the workload ------------------------------------------------------------ */
 
-static uint64_t rng_state;
+static __thread uint64_t rng_state;
 static uint64_t rnd(void) {
   uint64_t x = (rng_state += 0x9e3779b97f4a7c15u);
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
@@ -305,18 +310,40 @@ typedef struct {
   long maps_left;
 } report_t;
 
-static unsigned scale = 1;
+static unsigned scale = 1, nthreads = 1;
+static atomic_ulong t_calls, t_fails;
+
+/* One thread's share: the workload, then its blocks verified and freed
+ * (still under the faults: freeing needs no memory). */
+static void *sweep_thread(void *arg) {
+  uint64_t base = (uint64_t)(uintptr_t)arg * 10;
+  workload(base + 1, 300 * scale, false);
+  workload(base + 2, 100 * scale, true);
+  workload(base + 3, 200 * scale, false);
+  atomic_fetch_add(&t_calls, n_calls);
+  atomic_fetch_add(&t_fails, n_fail);
+  if (nthreads > 1) {
+    verify_all(true, __LINE__);
+    free_all();
+  }
+  return NULL;
+}
 
 static int run_child(long n, report_t *rep) {
   pid_t pid = fork();
   if (pid < 0) { perror("fork"); exit(2); }
   if (pid == 0) {
     atomic_store(&smp_fault_countdown, n);
-    workload(1, 300 * scale, false);
-    workload(2, 100 * scale, true);
-    workload(3, 200 * scale, false);
-    rep->calls = n_calls;
-    rep->fails = n_fail;
+    if (nthreads == 1) {
+      sweep_thread(0);
+    } else {
+      pthread_t t[16];
+      for (unsigned i = 0; i < nthreads; i++)
+        if (pthread_create(&t[i], NULL, sweep_thread, (void *)(uintptr_t)i) != 0) die("pthread_create", i, __LINE__);
+      for (unsigned i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
+    }
+    rep->calls = atomic_load(&t_calls);
+    rep->fails = atomic_load(&t_fails);
     rep->maps_left = atomic_load(&smp_fault_countdown);
     atomic_store(&smp_fault_countdown, -1);
     recover();
@@ -341,7 +368,8 @@ static int sweep(long first, long last) {
     return 1;
   }
   long maps = big - rep->maps_left;
-  printf("fault_oom: the workload (scale %u) needs %ld maps, %lu calls\n", scale, maps, rep->calls);
+  printf("fault_oom: the workload (scale %u, %u thread%s) needs %ld maps, %lu calls\n", scale, nthreads,
+         nthreads > 1 ? "s" : "", maps, rep->calls);
   if (last < 0) last = maps + 2;
   unsigned long injected = 0, points = 0, bad = 0, quiet = 0;
   for (long n = first; n <= last; n++) {
@@ -427,6 +455,9 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "sweep") == 0) {
     scale = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
     if (scale < 1) scale = 1;
+    const char *th = getenv("FAULT_THREADS");
+    nthreads = th ? (unsigned)atoi(th) : 1;
+    if (nthreads < 1 || nthreads > 16) nthreads = 1;
     return sweep(argc > 3 ? atol(argv[3]) : 0, argc > 4 ? atol(argv[4]) : -1);
   }
 #endif
