@@ -30,6 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MEM_PROG "mem_classes"
+#include "mem_common.h"
+
 #define SMALL_MAX 32768u
 #define LARGE_GRANULE 65536u
 #define MAX_N (1u << 20)
@@ -41,17 +44,6 @@ static unsigned long nfail;
 static void failf(size_t n, size_t align, const void *p, size_t u, const char *what) {
   if (++nfail <= 20)
     printf("FAIL: n=%zu align=%zu: %s (block %p, usable %zu)\n", n, align, what, p, u);
-}
-
-static int smpalloc_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libsmpalloc") != NULL) found = 1;
-  fclose(f);
-  return found;
 }
 
 /* Worst waste (u - n) / u seen, per range. */
@@ -180,14 +172,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (expect != NULL) {
-    int m = smpalloc_mapped();
-    if (m != (strcmp(expect, "smpalloc") == 0)) {
-      fprintf(stderr, "mem_classes: expected %s, but libsmpalloc is %s in /proc/self/maps\n", expect,
-              m ? "mapped" : "not mapped");
-      return 1;
-    }
-  }
+  if (expect_allocator(expect) != 0) return 1;
   size_t distinct = 0, last_u = 0;
   for (size_t n = 1; n <= SMALL_MAX; n++) check_small(n, &distinct, &last_u);
   for (size_t n = SMALL_MAX + 1; n <= MAX_N; n++) check_large(n);

@@ -34,14 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MEM_PROG "mem_fork"
+#include "mem_common.h"
+
 #define NWORKERS 8
 #define WSET 32
-
-struct blk {
-  unsigned char *p;
-  size_t size;
-  uint64_t id;
-};
 
 static _Atomic uint64_t steps[NWORKERS];
 /* After each fork the parent raises gen; each worker, at its next step,
@@ -53,16 +50,7 @@ static unsigned pending;
 static _Atomic int stop;
 static _Atomic int worker_failed;
 
-static uint64_t next_rand(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
 /* The pattern: byte i of block id is byte i % 8 of word_of(id, i / 8). */
-static uint64_t word_of(uint64_t id, size_t w) { return (id * 0x9E3779B97F4A7C15ull) ^ (w * 0xD6E8FEB86659FD93ull); }
 static unsigned char byte_of(uint64_t id, size_t i) { return (unsigned char)(word_of(id, i / 8) >> (8 * (i % 8))); }
 
 /* Blocks are at least 8-aligned: whole words where possible.  Blocks over
@@ -224,17 +212,6 @@ static int child_work(uint64_t seed) {
 
 static void *child_thread(void *arg) { return (void *)(intptr_t)child_work((uint64_t)(uintptr_t)arg); }
 
-static int smpalloc_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libsmpalloc") != NULL) found = 1;
-  fclose(f);
-  return found;
-}
-
 int main(int argc, char **argv) {
   const char *expect = NULL;
   unsigned forks = 200, child_alarm = 60;
@@ -251,14 +228,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (expect != NULL) {
-    int m = smpalloc_mapped();
-    if (m != (strcmp(expect, "smpalloc") == 0)) {
-      fprintf(stderr, "mem_fork: expected %s, but libsmpalloc is %s in /proc/self/maps\n", expect,
-              m ? "mapped" : "not mapped");
-      return 1;
-    }
-  }
+  if (expect_allocator(expect) != 0) return 1;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pthread_t th[NWORKERS];

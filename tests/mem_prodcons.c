@@ -28,14 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
+
+#define MEM_PROG "mem_prodcons"
+#include "mem_common.h"
 
 #define RING 1024u
 #define LIVE_BYTES ((size_t)16 << 20)
 #define AVG_SIZE 136u                    /* mean of 16..256 */
 #define LIVE_SLOTS (LIVE_BYTES / AVG_SIZE) /* 123361 */
-#define MIB (1024.0 * 1024.0)
 
 struct item {
   unsigned char *p;
@@ -52,20 +53,6 @@ static size_t live_now, live_max;
 static volatile int failed;
 static uint64_t leak_every;
 
-static uint64_t next_rand(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A field of /proc/self/status, in bytes ("VmRSS", "VmHWM"). */
 static size_t status_kb(const char *field) {
   char buf[8192];
@@ -79,17 +66,6 @@ static size_t status_kb(const char *field) {
     if (strncmp(l, field, len) == 0 && l[len] == ':') return (size_t)strtoul(l + len + 1, NULL, 10) * 1024;
   fprintf(stderr, "mem_prodcons: no %s in /proc/self/status\n", field);
   exit(2);
-}
-
-static int smpalloc_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libsmpalloc") != NULL) found = 1;
-  fclose(f);
-  return found;
 }
 
 static void *producer(void *arg) {
@@ -165,14 +141,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (expect != NULL) {
-    int m = smpalloc_mapped();
-    if (m != (strcmp(expect, "smpalloc") == 0)) {
-      fprintf(stderr, "mem_prodcons: expected %s, but libsmpalloc is %s in /proc/self/maps\n",
-              expect, m ? "mapped" : "not mapped");
-      return 1;
-    }
-  }
+  if (expect_allocator(expect) != 0) return 1;
   /* The test's own bookkeeping, mapped and touched before the baseline. */
   ring = mmap(NULL, RING * sizeof *ring, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   table = mmap(NULL, LIVE_SLOTS * sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -16,56 +16,16 @@
  * number of rounds it took; with --max-growth-mib N exits 1 if the final RSS
  * is more than N MiB above the start.
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
+
+#define MEM_PROG "mem_purge_auto"
+#include "mem_common.h"
 
 #define TOTAL ((size_t)256 << 20)
-#define MIB (1024.0 * 1024.0)
-
-static size_t rss_bytes(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY);
-  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-  if (fd >= 0) close(fd);
-  unsigned long size, resident;
-  if (n <= 0) {
-    fprintf(stderr, "mem_purge_auto: cannot read /proc/self/statm\n");
-    exit(2);
-  }
-  buf[n] = '\0';
-  if (sscanf(buf, "%lu %lu", &size, &resident) != 2) exit(2);
-  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static int smpalloc_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libsmpalloc") != NULL) found = 1;
-  fclose(f);
-  return found;
-}
-
-static uint64_t next_rand(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-struct block {
-  struct block *next;
-  uint32_t size;
-  uint32_t tag;
-};
 
 /* What the rounds do (--activity): "mixed" (the default) allocates and
  * frees more blocks than a thread cache keeps; "alloc" only allocates
@@ -123,14 +83,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (expect != NULL) {
-    int m = smpalloc_mapped();
-    if (m != (strcmp(expect, "smpalloc") == 0)) {
-      fprintf(stderr, "mem_purge_auto: expected %s, but libsmpalloc is %s in /proc/self/maps\n", expect,
-              m ? "mapped" : "not mapped");
-      return 1;
-    }
-  }
+  if (expect_allocator(expect) != 0) return 1;
   size_t start = rss_bytes();
   uint64_t seed = 0x243F6A8885A308D3ull;
   struct block *head = NULL;

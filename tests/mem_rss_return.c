@@ -14,67 +14,18 @@
  * above the start.  --expect checks /proc/self/maps: libsmpalloc is mapped
  * (smpalloc) or not (glibc), so a missing LD_PRELOAD is caught.
  */
-#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#define MEM_PROG "mem_rss_return"
+#include "mem_common.h"
 
 #define NTHREADS 4
 #define PER_THREAD ((size_t)256 << 20)
-#define MIB (1024.0 * 1024.0)
-
-static size_t rss_bytes(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY);
-  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-  if (fd >= 0) close(fd);
-  unsigned long size, resident;
-  if (n <= 0) {
-    fprintf(stderr, "mem_rss_return: cannot read /proc/self/statm\n");
-    exit(2);
-  }
-  buf[n] = '\0';
-  if (sscanf(buf, "%lu %lu", &size, &resident) != 2) exit(2);
-  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* 1 if a mapping of libsmpalloc is in /proc/self/maps. */
-static int smpalloc_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libsmpalloc") != NULL) found = 1;
-  fclose(f);
-  return found;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t next_rand(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-/* A block: next pointer, its size, then bytes of a pattern. */
-struct block {
-  struct block *next;
-  uint32_t size;
-  uint32_t tag;
-};
 
 static struct block *chains[NTHREADS];
 static size_t counts[NTHREADS];
@@ -154,14 +105,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (expect != NULL) {
-    int m = smpalloc_mapped();
-    if (m != (strcmp(expect, "smpalloc") == 0)) {
-      fprintf(stderr, "mem_rss_return: expected %s, but libsmpalloc is %s in /proc/self/maps\n",
-              expect, m ? "mapped" : "not mapped");
-      return 1;
-    }
-  }
+  if (expect_allocator(expect) != 0) return 1;
   size_t start = rss_bytes();
   double t0 = now_s();
   run_threads(producer);

@@ -26,14 +26,11 @@
 #include <string.h>
 #include <time.h>
 
+#define MEM_PROG "mem_threads"
+#include "mem_common.h"
+
 #define LOCAL_MAX 48
 #define MAILBOXES 256
-
-struct blk {
-  unsigned char *p;
-  size_t size;
-  uint64_t id;
-};
 
 struct mailbox {
   pthread_mutex_t lock;
@@ -45,16 +42,6 @@ static struct mailbox boxes[MAILBOXES];
 static pthread_barrier_t start;
 static _Atomic uint64_t n_alloc, n_verified, n_handed, n_bad, n_large;
 static int corrupt;
-
-static uint64_t next_rand(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-static uint64_t word_of(uint64_t id, size_t i) { return (id * 0x9E3779B97F4A7C15ull) ^ (i * 0xD6E8FEB86659FD93ull); }
 
 static void fill(const struct blk *b) {
   size_t words = b->size / 8;
@@ -136,17 +123,6 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static int smpalloc_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libsmpalloc") != NULL) found = 1;
-  fclose(f);
-  return found;
-}
-
 int main(int argc, char **argv) {
   const char *expect = NULL;
   for (int i = 1; i < argc; i++) {
@@ -159,14 +135,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (expect != NULL) {
-    int m = smpalloc_mapped();
-    if (m != (strcmp(expect, "smpalloc") == 0)) {
-      fprintf(stderr, "mem_threads: expected %s, but libsmpalloc is %s in /proc/self/maps\n", expect,
-              m ? "mapped" : "not mapped");
-      return 1;
-    }
-  }
+  if (expect_allocator(expect) != 0) return 1;
   if (nthreads < 1) nthreads = 1;
   for (unsigned i = 0; i < MAILBOXES; i++) pthread_mutex_init(&boxes[i].lock, NULL);
   pthread_t *th = calloc(nthreads, sizeof *th);

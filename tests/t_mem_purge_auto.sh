@@ -20,15 +20,9 @@
 # SMPALLOC_PURGE_THRESHOLD=64g: nothing may be returned), which must fail.
 # Run from the repository root (tests/run.sh does); 0 pass, else fail.
 set -u
-cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
-for v in $(compgen -v SMPALLOC_); do unset "$v"; done
-unset LD_PRELOAD
-LIB=$(pwd -P)/build/libsmpalloc.so
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-mkdir -p build/tests
-BIN=build/tests/mem_purge_auto
-gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -fno-builtin-malloc -fno-builtin-free \
-  -o "$BIN" tests/mem_purge_auto.c || { echo "FAIL: cannot build $BIN"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=mem_lib.sh
+. "$(dirname "$0")/mem_lib.sh" || exit 2
+mem_setup mem_purge_auto
 fails=0
 case_() { # label, VAR=VALUE... [-- program options]
   local label=$1; shift
