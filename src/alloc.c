@@ -72,10 +72,16 @@ static inline void *small_alloc(unsigned c) {
 }
 
 /* Free the small block p of class c: push on the thread cache. */
+/* The same block freed twice in a row.  (Not noreturn, like bad_interior
+ * below: the fast path reaches it by a tail jump and keeps no frame.) */
+SMP_NOINLINE SMP_COLD static void double_free(const void *p, const char *who) {
+  os_fatal(who, "double free of", p);
+}
+
 static inline void small_free(void *p, unsigned c, const char *who) {
   tbin_t *b = &smp_tl_cache->bins[c];
   if (likely(b->count < b->limit)) {
-    if (unlikely(b->head == p)) os_fatal(who, "double free of", p);
+    if (unlikely(b->head == p)) return double_free(p, who);
     *(void **)p = b->head;
     b->head = p;
     b->count++;
@@ -145,10 +151,20 @@ SMP_NOINLINE static void free_slow(void *p, uint64_t e, const char *who) {
   large_free(p, e);
 }
 
+/* Free the small block p of entry e: on the thread cache if its slab is
+ * this thread's slot's, else on the remote batch. */
+static inline void small_free_entry(void *p, uint64_t e, const char *who) {
+  unsigned c = pm_class(e);
+  if (unlikely(!block_start((uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1)), &smp_class[c])))
+    return bad_interior(p, who);
+  if (likely(pm_owner(e) == smp_tl_slot)) return small_free(p, c, who);
+  tcache_free_remote(p, who);
+}
+
 static inline void free_any(void *p, const char *who) {
   uint64_t e = pagemap_get(p);
   if (likely(is_slab(e))) {
-    small_free(p, small_class_of(p, e, who), who);
+    small_free_entry(p, e, who);
     return;
   }
   free_slow(p, e, who);
@@ -200,7 +216,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0, NULL);
     if (q == NULL) return n <= have ? p : fail(ENOMEM);
     memcpy(q, p, n < have ? n : have);
-    small_free(p, c, "realloc");
+    small_free_entry(p, e, "realloc");
     return q;
   }
   large_check(p, e, "realloc");

@@ -97,6 +97,12 @@
 #define SMP_LARGE_CACHE_BYTES (64u << 20)
 #endif
 
+/* A thread gives freed blocks of other slots' slabs back in batches of
+ * this many. */
+#ifndef SMP_REMOTE_BATCH
+#define SMP_REMOTE_BATCH 32u
+#endif
+
 /* Cache line size used to pad per-slot state against false sharing. */
 #ifndef SMP_CACHE_LINE
 #define SMP_CACHE_LINE 64
@@ -118,8 +124,8 @@
 #if SMP_RUN_MAX % (1u << SMP_SLAB_SHIFT) != 0 || SMP_RUN_MAX > SMP_CHUNK_SIZE
 #error "SMP_RUN_MAX must be a multiple of the slab size, at most a chunk"
 #endif
-#if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 1024
-#error "SMP_MAX_SLOTS must be in 1..1024"
+#if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 128
+#error "SMP_MAX_SLOTS must be in 1..128 (the page map holds a slot index in 7 bits)"
 #endif
 
 #endif /* SMP_CONFIG_H */

@@ -135,7 +135,7 @@ SMP_HIDDEN unsigned size_class_aligned(size_t n, size_t align);
  * two-level table: pm_top[addr >> 32] -> leaf[(addr >> 16) & 0xffff].
  *   entry == 0          not ours (a pooled slab, inside a large block, foreign)
  *   entry & 1 == 0      a slab in use: bits 0..47 its descriptor (slab_t *),
- *                       bits 48..63 its class + 1
+ *                       bits 48..54 its class + 1, bits 55..61 its owner
  *   entry & 3 == 1      the first granule of a large block whose mapping is
  *                       entry & ~0xffff bytes long
  *   entry & 3 == 3      the first granule of a run (a large block of up to
@@ -192,7 +192,11 @@ struct slab_s {
   uint16_t owner;       /* index of the owning slot */
   uint8_t state;
   uint8_t zero;         /* its never-used blocks are known to be zero */
-  uint16_t pad;
+  uint8_t pool;         /* the pool state (SLAB_DIRTY ... RUN_PURGING) or 0;
+                           read and written under slab_lock only, so walks
+                           of the chunks never read `state`, which slot
+                           locks guard */
+  uint8_t pad;
   uint32_t stamp;       /* ms clock when it entered the pool */
   uintptr_t base;       /* the slab's address: constant */
   uint64_t *live;       /* checked mode: a bit per block handed out, or NULL */
@@ -204,13 +208,17 @@ struct slab_s {
  * redirect an allocation (it aborts with "corrupted free list"). */
 SMP_HIDDEN extern uintptr_t smp_link_key;
 
-static inline uint64_t pm_slab_entry(const slab_t *sl, unsigned cls) {
-  return (uint64_t)(uintptr_t)sl | ((uint64_t)(cls + 1) << 48);
+/* A slab's page-map entry: descriptor in bits 0..47, class + 1 in bits
+ * 48..54, owning slot in bits 55..61 (so free can tell a block of its own
+ * slot's slabs from a remote one without touching the descriptor). */
+static inline uint64_t pm_slab_entry(const slab_t *sl, unsigned cls, unsigned owner) {
+  return (uint64_t)(uintptr_t)sl | ((uint64_t)(cls + 1) << 48) | ((uint64_t)owner << 55);
 }
 static inline slab_t *pm_slab(uint64_t e) {
   return (slab_t *)(uintptr_t)(e & (((uint64_t)1 << 48) - 1));
 }
-static inline unsigned pm_class(uint64_t e) { return (unsigned)(e >> 48) - 1; }
+static inline unsigned pm_class(uint64_t e) { return (unsigned)((e >> 48) & 0x7f) - 1; }
+static inline unsigned pm_owner(uint64_t e) { return (unsigned)(e >> 55) & 0x7f; }
 
 /* An empty slab for class cls owned by slot owner, registered in the page
  * map; never makes a system call (NULL: none at hand, call slab_grow). */
@@ -312,14 +320,20 @@ typedef struct {
   uint32_t limit;
 } tbin_t;
 
+/* remote: blocks of slabs another slot owns, freed by this thread, kept
+ * apart (not reused here: a block another thread used may share a cache
+ * line with that thread's blocks) and given back in batches. */
 typedef struct tcache_s {
   tbin_t bins[SMP_NCLASS];
+  void *remote;
+  uint32_t nremote;
   struct tcache_s *next_free;
 } tcache_t;
 
 SMP_HIDDEN extern __thread tcache_t *smp_tl_cache;
 SMP_HIDDEN void *tcache_alloc_slow(unsigned cls);
 SMP_HIDDEN void tcache_free_slow(void *p, unsigned cls, const char *who);
+SMP_HIDDEN void tcache_free_remote(void *p, const char *who);
 /* Give every block of the calling thread's cache back. */
 SMP_HIDDEN void tcache_flush_all(void);
 SMP_HIDDEN void tcache_fork_prepare(void);

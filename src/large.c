@@ -143,6 +143,8 @@ void large_fork_child(void) { atomic_store_explicit(&lc_lock, 0, memory_order_re
 
 /* ---- blocks --------------------------------------------------------------- */
 
+static void *large_map(size_t size, size_t align);
+
 void *large_alloc(size_t n, size_t align, bool *zeroed) {
   size_t size = large_round(n);
   if (size == 0 || size > ((size_t)1 << 46)) return NULL;
@@ -165,6 +167,13 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
   }
   slab_maintain();
   if (zeroed) *zeroed = true;
+  return large_map(size, align);
+}
+
+/* A fresh mapping of exactly size bytes (a multiple of the granule), as
+ * one kernel mapping (VMA): mremap can only grow or move a block that is
+ * one.  NULL when out of memory. */
+static void *large_map(size_t size, size_t align) {
   if (align < LARGE_GRANULE) align = LARGE_GRANULE;
   void *p = os_map(size, align);
   /* Out of address space (ulimit -v) or memory: cached blocks hold some;
@@ -231,9 +240,11 @@ void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move
     return p;
   }
   if (!may_move) return NULL;
-  /* Move: take an aligned place, described in the page map before anything
-   * moves, then move the pages into it. */
-  void *q = large_alloc(size, align, NULL);
+  /* Move: take a fresh aligned place (not a cached block: one of another
+   * length would leave its tail a separate mapping, which a later mremap of
+   * the block refuses), described in the page map before anything moves,
+   * then move the pages into it. */
+  void *q = large_map(size, align);
   if (q == NULL) return NULL;
   /* Clear p's entry while its pages are still ours: once moved, the range
    * is free and may be handed out (and described) again at once. */

@@ -102,6 +102,7 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
     bool zero;
     if ((sl = run_take(1, &zero)) != NULL) sl->zero = zero; /* a granule of a free run */
   }
+  if (sl != NULL) sl->pool = 0; /* out of the pool */
   lock_release(&slab_lock);
   if (sl == NULL) return NULL;
   sl->free = NULL;
@@ -114,7 +115,7 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
   sl->state = SLAB_CUR;
   atomic_fetch_add_explicit(&active_slabs, 1, memory_order_relaxed);
   if (sl->live != NULL) memset(sl->live, 0, LIVE_WORDS * sizeof(uint64_t));
-  pagemap_set(sl->base, pm_slab_entry(sl, cls));
+  pagemap_set(sl->base, pm_slab_entry(sl, cls, owner));
   return sl;
 }
 
@@ -145,7 +146,7 @@ static void chunk_install(chunk_meta_t *cm) {
   if (smp_link_key == 0) smp_link_key = (uintptr_t)(os_random() | 1);
   for (; chunk_next != chunk_end; chunk_next += SMP_SLAB_SIZE) {
     slab_t *sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
-    sl->state = SLAB_CLEAN;
+    sl->state = sl->pool = SLAB_CLEAN;
     sl->next = clean_head;
     clean_head = sl;
   }
@@ -183,7 +184,10 @@ static _Atomic size_t run_dirty_slabs;  /* granules in dirty runs */
 static slab_t *run_carve(unsigned k) {
   if (chunk_end - chunk_next < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
   slab_t *sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
-  for (unsigned i = 1; i < k; i++) sl[i].state = RUN_TAIL;
+  for (unsigned i = 1; i < k; i++) {
+    sl[i].state = RUN_TAIL;
+    sl[i].pool = 0;
+  }
   chunk_next += (uintptr_t)k * SMP_SLAB_SIZE;
   return sl;
 }
@@ -193,12 +197,12 @@ static void run_list_push(slab_t *sl, unsigned k, bool dirty, uint32_t stamp) {
   sl->cls = (uint16_t)k;
   sl->stamp = stamp;
   if (dirty) {
-    sl->state = RUN_DIRTY;
+    sl->state = sl->pool = RUN_DIRTY;
     sl->next = run_dirty[k];
     run_dirty[k] = sl;
     atomic_fetch_add_explicit(&run_dirty_slabs, k, memory_order_relaxed);
   } else {
-    sl->state = RUN_CLEAN;
+    sl->state = sl->pool = RUN_CLEAN;
     sl->next = run_clean[k];
     run_clean[k] = sl;
   }
@@ -216,10 +220,10 @@ static slab_t *run_take(unsigned k, bool *zeroed) {
       lists[j] = sl->next;
       if (pass == 0) atomic_fetch_sub_explicit(&run_dirty_slabs, j, memory_order_relaxed);
       if (j > k) {
-        sl[k].state = 0;
         run_list_push(&sl[k], j - k, pass == 0, sl->stamp);
       }
       *zeroed = pass == 1;
+      sl->pool = 0;
       return sl;
     }
   }
@@ -248,8 +252,9 @@ slab_t *run_alloc(unsigned k, bool *zeroed) {
     break;
   }
   if (cm != NULL) chunk_install(cm); /* mapped in vain: its slabs join the pool */
-  lock_release(&slab_lock);
   sl->state = RUN_USED;
+  sl->pool = 0;
+  lock_release(&slab_lock);
   sl->cls = (uint16_t)k;
   pagemap_set(sl->base, (uint64_t)(uintptr_t)sl | PM_LARGE | PM_RUN);
   return sl;
@@ -283,7 +288,7 @@ static size_t run_purge(bool all) {
       slab_t *sl = *link;
       if (all || over || (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms) {
         *link = sl->next;
-        sl->state = RUN_PURGING;
+        sl->state = sl->pool = RUN_PURGING;
         sl->next = batch;
         batch = sl;
         atomic_fetch_sub_explicit(&run_dirty_slabs, k, memory_order_relaxed);
@@ -300,7 +305,7 @@ static size_t run_purge(bool all) {
   while (batch != NULL) {
     slab_t *sl = batch;
     batch = sl->next;
-    sl->state = RUN_CLEAN;
+    sl->state = sl->pool = RUN_CLEAN;
     sl->next = run_clean[sl->cls];
     run_clean[sl->cls] = sl;
   }
@@ -312,10 +317,13 @@ static size_t run_purge(bool all) {
 
 void slab_release(slab_t *sl) {
   pagemap_set(sl->base, 0); /* from now on a free() into it is an invalid pointer */
-  sl->state = SLAB_DIRTY;
   atomic_fetch_sub_explicit(&active_slabs, 1, memory_order_relaxed);
-  sl->stamp = os_now_ms();
+  uint32_t now = os_now_ms();
   lock_acquire(&slab_lock);
+  /* Pool states change only under slab_lock: purge_pick and
+   * slab_unmap_free_chunks read them while walking the chunks. */
+  sl->state = sl->pool = SLAB_DIRTY;
+  sl->stamp = now;
   sl->prev = NULL;
   sl->next = dirty_head;
   if (dirty_head) dirty_head->prev = sl; else dirty_tail = sl;
@@ -378,7 +386,7 @@ static unsigned purge_pick(bool all, uint32_t now, purge_range_t *r) {
   for (chunk_meta_t *cm = chunks; cm != NULL && count > floor; cm = cm->next) {
     for (unsigned i = 0; i < CHUNK_SLABS && count > floor; i++) {
       slab_t *sl = &cm->desc[i];
-      if (sl->state != SLAB_DIRTY) continue;
+      if (sl->pool != SLAB_DIRTY) continue;
       if (any_age && (uint32_t)(now - sl->stamp) < smp_opt.purge_delay_ms) continue;
       if (nr > 0 && r[nr - 1].first + r[nr - 1].n == sl) {
         r[nr - 1].n++;
@@ -389,7 +397,7 @@ static unsigned purge_pick(bool all, uint32_t now, purge_range_t *r) {
         nr++;
       }
       dirty_unlink(sl);
-      sl->state = SLAB_PURGING;
+      sl->state = sl->pool = SLAB_PURGING;
       count--;
     }
   }
@@ -413,7 +421,7 @@ size_t slab_purge(bool all) {
     for (unsigned i = 0; i < nr; i++)
       for (unsigned j = 0; j < r[i].n; j++) {
         slab_t *sl = r[i].first + j;
-        sl->state = SLAB_CLEAN;
+        sl->state = sl->pool = SLAB_CLEAN;
         sl->next = clean_head;
         clean_head = sl;
       }
@@ -431,7 +439,7 @@ void slab_maintain(void) {
 
 /* ---- giving address space back -------------------------------------------- */
 
-static bool pooled(const slab_t *sl) { return sl->state == SLAB_DIRTY || sl->state == SLAB_CLEAN; }
+static bool pooled(const slab_t *sl) { return sl->pool == SLAB_DIRTY || sl->pool == SLAB_CLEAN; }
 
 size_t slab_unmap_free_chunks(void) {
   uintptr_t gone[16];
@@ -442,7 +450,7 @@ size_t slab_unmap_free_chunks(void) {
     bool all = true;
     for (unsigned i = 0; i < CHUNK_SLABS && all; i++) all = pooled(&cm->desc[i]);
     if (!all) continue;
-    for (unsigned i = 0; i < CHUNK_SLABS; i++) cm->desc[i].state = SLAB_GONE;
+    for (unsigned i = 0; i < CHUNK_SLABS; i++) cm->desc[i].state = cm->desc[i].pool = SLAB_GONE;
     gone[n++] = cm->desc[0].base;
   }
   if (n > 0) { /* drop the gone slabs from both pool lists */
@@ -451,7 +459,7 @@ size_t slab_unmap_free_chunks(void) {
     size_t count = 0;
     while (d != NULL) {
       slab_t *next = d->next;
-      if (d->state == SLAB_DIRTY) {
+      if (d->pool == SLAB_DIRTY) {
         d->next = NULL;
         d->prev = dirty_tail;
         if (dirty_tail) dirty_tail->next = d; else dirty_head = d;
@@ -464,7 +472,7 @@ size_t slab_unmap_free_chunks(void) {
     if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
     slab_t **link = &clean_head;
     while (*link != NULL) {
-      if ((*link)->state == SLAB_GONE) *link = (*link)->next;
+      if ((*link)->pool == SLAB_GONE) *link = (*link)->next;
       else link = &(*link)->next;
     }
   }

@@ -65,6 +65,14 @@ static tcache_t *tcache_get(void) {
     unsigned max = tc_limit(c);
     tc->bins[c].limit = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
   }
+  tc->remote = NULL;
+  tc->nremote = 0;
+  /* Spread new threads over the slots from the start (SmpAllocator starts
+   * every thread at slot 0 and lets contention move it): a thread then
+   * mostly frees blocks of its own slot's slabs. */
+  static _Atomic unsigned next_slot;
+  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
+  smp_tl_slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % (n ? n : 1);
   /* Install first: should pthread_setspecific allocate, it finds the cache. */
   smp_tl_cache = tc;
   tl_state = 1;
@@ -104,10 +112,19 @@ static void tbin_trim(tbin_t *b, unsigned keep, const char *who) {
   slot_give(rest, who);
 }
 
+/* Give the remote batch back. */
+static void remote_flush(tcache_t *tc, const char *who) {
+  void *list = tc->remote;
+  tc->remote = NULL;
+  tc->nremote = 0;
+  if (list != NULL) slot_give(list, who);
+}
+
 static void tcache_destroy(void *arg) {
   tcache_t *tc = arg;
   smp_tl_cache = &tc_empty;
   tl_state = 2;
+  remote_flush(tc, "free");
   for (unsigned c = 0; c < SMP_NCLASS; c++) tbin_trim(&tc->bins[c], 0, "free");
   tc_lock_acquire();
   tc->next_free = tc_free;
@@ -154,9 +171,23 @@ void tcache_free_slow(void *p, unsigned cls, const char *who) {
   b->count++;
 }
 
+void tcache_free_remote(void *p, const char *who) {
+  tcache_t *tc = tcache_get();
+  if (tc == NULL || smp_opt.checked) { /* exiting thread, or checked mode: at once */
+    *(void **)p = NULL;
+    slot_give(p, who);
+    return;
+  }
+  if (unlikely(tc->remote == p)) os_fatal(who, "double free of", p);
+  *(void **)p = tc->remote;
+  tc->remote = p;
+  if (++tc->nremote >= SMP_REMOTE_BATCH) remote_flush(tc, who);
+}
+
 void tcache_flush_all(void) {
   tcache_t *tc = smp_tl_cache;
   if (tc == &tc_empty) return;
+  remote_flush(tc, "free");
   for (unsigned c = 0; c < SMP_NCLASS; c++) tbin_trim(&tc->bins[c], 0, "free");
 }
 

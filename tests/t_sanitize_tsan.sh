@@ -26,6 +26,11 @@ run() { # label, command...
 #                                            threads iters seed rounds max_large
 run stress-tsan-4 build/tests/stress_tsan 4 2500 99 3 1048576
 run stress-tsan-8 build/tests/stress_tsan 8 800 5 2 1048576
+# Every free slab returned at once: the pool and purge paths (which walk
+# the chunks under one lock while slot locks guard the slabs) run all the
+# time.
+run stress-tsan-purge env SMPALLOC_PURGE_DELAY_MS=0 SMPALLOC_PURGE_THRESHOLD=0 \
+  build/tests/stress_tsan 4 2000 7 3 1048576
 run api-tsan build/tests/api_tsan --quick
 echo "t_sanitize_tsan: $fails failed"
 [ $fails -eq 0 ]
