@@ -122,8 +122,9 @@ size_t smp_usable_size(const void *p);
  * on them too. */
 
 /* A block of len bytes aligned to alignment; NULL (ENOMEM or EINVAL) if it
- * cannot be served.  len 0 gives a unique pointer, like smp_malloc(0). */
-void *smp_alloc(size_t len, size_t alignment) SMP_MALLOC_ATTR SMP_ALLOC_SIZE(1) SMP_ALLOC_ALIGN(2);
+ * cannot be served.  len 0 gives a unique pointer, like smp_malloc(0).
+ * (Not marked alloc_align: alignment 0 is valid here and means 1.) */
+void *smp_alloc(size_t len, size_t alignment) SMP_MALLOC_ATTR SMP_ALLOC_SIZE(1);
 
 /* Try to change the block's length to new_len without moving it.  Returns
  * true if the block at p is now at least new_len bytes long (contents
