@@ -8,23 +8,10 @@
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
 export ASAN_OPTIONS="abort_on_error=0:halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1"
-for f in build/tests/api_asan build/tests/stress_asan; do
-  [ -x "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }
-done
+. tests/san_lib.sh
+san_need build/tests/api_asan build/tests/stress_asan
 if [ "${TRUST_LONG:-0}" = 1 ]; then sargs=(8 20000 91 4); qa=(); else sargs=(4 3000 77 3); qa=(--quick); fi
-fails=0
-run() { # label, command...
-  local label=$1; shift
-  echo "== $label: $*"
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  printf '%s\n' "$out" | tail -n 40
-  if [ $rc -ne 0 ]; then echo "FAIL: $label (exit $rc)"; fails=$((fails + 1)); return; fi
-  if grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer' <<<"$out"; then
-    echo "FAIL: $label: ASan report"; fails=$((fails + 1))
-  fi
-}
+run() { san_run 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer' "$@"; }
 run api-asan build/tests/api_asan "${qa[@]}"
 run stress-asan build/tests/stress_asan "${sargs[@]}"
 echo "t_asan: $fails failed"

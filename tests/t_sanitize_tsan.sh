@@ -7,22 +7,9 @@
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1"
-fails=0
-for f in build/tests/stress_tsan build/tests/api_tsan; do
-  [ -x "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }
-done
-run() { # label, command...
-  local label=$1; shift
-  echo "== $label: $*"
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  printf '%s\n' "$out" | tail -n 60
-  if [ $rc -ne 0 ]; then echo "FAIL: $label (exit $rc)"; fails=$((fails + 1)); return; fi
-  if grep -q 'ThreadSanitizer' <<<"$out"; then
-    echo "FAIL: $label: ThreadSanitizer report"; fails=$((fails + 1))
-  fi
-}
+. tests/san_lib.sh
+san_need build/tests/stress_tsan build/tests/api_tsan
+run() { san_run 'ThreadSanitizer' "$@"; }
 #                                            threads iters seed rounds max_large
 run stress-tsan-4 build/tests/stress_tsan 4 2500 99 3 1048576
 run stress-tsan-8 build/tests/stress_tsan 8 800 5 2 1048576
