@@ -3,8 +3,9 @@
  *
  * There are min(CPUs, SMP_MAX_SLOTS) slots.  Each holds a lock and, per size
  * class, the slab it is allocating from and the slabs it owns that have free
- * blocks.  A thread remembers a slot index (thread-local, starts at 0); when
- * that slot's lock is taken it moves on with try-lock to the next one and
+ * blocks.  A thread remembers a slot index (thread-local; a new thread's
+ * first call gives it the next slot round-robin, see tcache.c); when that
+ * slot's lock is taken it moves on with try-lock to the next one and
  * remembers where it succeeded, so threads spread over the slots by
  * themselves.  After SMP_SPIN_ROUNDS full rounds of failed try-locks a
  * thread sleeps on a slot's lock (futex): more threads than slots cost
@@ -15,7 +16,8 @@
  * seen at once (its used count reaches 0) and returned to the kernel, and
  * what keeps a producer/consumer pair bounded: the consumer's frees land
  * where the producer allocates.  Thread caches (tcache.c) batch both ways,
- * so a slot lock is taken once per batch, not once per call.
+ * so a slot lock is taken once per batch, not once per call; blocks of
+ * another slot's slabs travel in the thread's remote batch.
  */
 #include <pthread.h>
 

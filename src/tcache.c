@@ -6,9 +6,15 @@
  * takes a batch of blocks from a slot (one lock for limit/2 blocks); a full
  * list gives the older half back to the blocks' slabs (one lock per owning
  * slot met).  A bin's limit starts at SMP_TCACHE_START and doubles each time
- * it misses or overflows, up to its class's limit.  Only classes up to SMP_TCACHE_MAX bytes are cached, at most
- * SMP_TCACHE_BYTES per class, so a thread holds little memory however many
- * threads there are.
+ * it misses or overflows, up to its class's limit (about SMP_TCACHE_BYTES,
+ * at most SMP_TCACHE_COUNT blocks), so a thread that allocates little holds
+ * little, however many threads there are.
+ *
+ * free() pushes here only blocks of slabs that the thread's own slot owns.
+ * A block of another slot's slab goes on the thread's remote batch, which
+ * is given back SMP_REMOTE_BATCH blocks at a time: reusing it here would
+ * write into cache lines that its slab's other blocks share with other
+ * threads (false sharing), and it is wanted back where it came from.
  *
  * A thread starts with smp_tl_cache == &tc_empty, whose lists are empty and
  * whose limits are 0: its first malloc or free falls into the slow path,
