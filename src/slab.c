@@ -14,8 +14,8 @@
  * page faults), then clean ones, then fresh chunk space.
  *
  * Lock order: slot lock, then slab_lock; meta_lock is taken alone or under
- * slab_lock.  No system call is made under slab_lock except in slab_grow,
- * which no slot lock holder calls.
+ * slab_lock.  No system call is made under any of these locks: chunks and
+ * metadata regions are mapped with no lock held, then installed.
  */
 #include <string.h>
 
@@ -52,22 +52,27 @@ static uintptr_t meta_next, meta_end;
 
 void *meta_alloc(size_t size) {
   size = (size + 63) & ~(size_t)63; /* cache-line granularity */
-  lock_acquire(&meta_lock);
-  if (meta_end - meta_next < size) {
+  for (;;) {
+    lock_acquire(&meta_lock);
+    if (meta_end - meta_next >= size) {
+      void *p = (void *)meta_next;
+      meta_next += size;
+      lock_release(&meta_lock);
+      return p;
+    }
+    lock_release(&meta_lock);
+    /* Map a new region with no lock held, then install it; if another
+     * thread installed one meanwhile, ours replaces it (the rest of theirs
+     * is lost: at most one region, and only in that race). */
     size_t region = size > META_REGION ? (size + SMP_PAGE_SIZE - 1) & ~(size_t)(SMP_PAGE_SIZE - 1)
                                        : META_REGION;
     void *m = os_map(region, SMP_PAGE_SIZE);
-    if (m == NULL) {
-      lock_release(&meta_lock);
-      return NULL;
-    }
+    if (m == NULL) return NULL;
+    lock_acquire(&meta_lock);
     meta_next = (uintptr_t)m;
     meta_end = meta_next + region;
+    lock_release(&meta_lock);
   }
-  void *p = (void *)meta_next;
-  meta_next += size;
-  lock_release(&meta_lock);
-  return p;
 }
 
 /* ---- taking and growing ------------------------------------------------- */
