@@ -4,8 +4,15 @@
  * "survived" and exits 0 (which the test counts as a failure).
  *
  * modes: stack static mmap interior8 interior4096 double double_large
- *        realloc_stack realloc_interior realloc_freed free_sized_big */
+ *        realloc_stack realloc_interior realloc_freed free_sized_big
+ * and, for t_checked.sh (which runs them with SMPALLOC_CHECKED=1):
+ *   double_later  free(a); free(b); free(a)   (not an immediate double free)
+ *   unhanded      free of a block start in a live slab never handed out
+ *   uaf_write     write into a freed block's first 8 bytes, then allocate
+ *                 blocks of its size (the free-list link is corrupted)
+ *   ok            a clean run: prints "ok", exits 0 */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +135,42 @@ int main(int argc, char **argv)
     if (!p) return 2;
     announce(p);
     fs(launder(p), 100000);
+  } else if (!strcmp(m, "double_later")) {
+    char *a = launder(malloc(48)), *b = launder(malloc(48));
+    if (!a || !b) return 2;
+    uintptr_t ua = (uintptr_t)a;
+    announce(a);
+    free(a);
+    free(b);
+    free(from_int(ua));
+  } else if (!strcmp(m, "unhanded")) {
+    /* The last block of the 64 KiB slab of a fresh block of a class
+     * nothing else uses: a valid block start, never handed out. */
+    char *a = launder(malloc(1000));
+    if (!a) return 2;
+    size_t u = malloc_usable_size(a);
+    uintptr_t end = ((uintptr_t)a & ~(uintptr_t)0xffff) + 0x10000;
+    size_t k = (end - (uintptr_t)a) / u - 1;
+    if (k == 0) return 2;
+    char *p = launder(a + k * u);
+    announce(p);
+    free(p);
+  } else if (!strcmp(m, "uaf_write")) {
+    char *a = launder(malloc(48));
+    if (!a) return 2;
+    uintptr_t ua = (uintptr_t)a;
+    announce(a);
+    free(a);
+    memset(from_int(ua), 0x41, 8); /* the use after free */
+    for (int i = 0; i < 8; i++) launder(malloc(48));
+  } else if (!strcmp(m, "ok")) {
+    for (int i = 0; i < 16; i++) free(keep[i]);
+    void *p[100];
+    for (int i = 0; i < 100; i++) p[i] = malloc((size_t)(i * 37 % 3000 + 1));
+    for (int i = 0; i < 100; i += 2) free(p[i]);
+    for (int i = 1; i < 100; i += 2) free(p[i]);
+    printf("ok\n");
+    return 0;
   } else {
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_checked: checked mode (SMPALLOC_CHECKED=1, under LD_PRELOAD) catches
-# what tests/fault_misuse.c does wrong: a double free that is not
+# what tests/badfree_prog.c does wrong: a double free that is not
 # immediate (free(a); free(b); free(a)), frees of pointers never handed out
 # (stack, static, mmap'd, a block start in a live slab never allocated), an
 # interior pointer, a write into a freed block followed by allocations of
@@ -14,7 +14,7 @@
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-PROG=build/tests/fault_misuse
+PROG=build/tests/badfree_prog
 
 if [ "${1:-}" = --cost ]; then
   runs=${2:-10}
@@ -73,7 +73,7 @@ check stack free 'invalid pointer|not allocated'
 check static free 'invalid pointer|not allocated'
 check mmap free 'invalid pointer|not allocated'
 check unhanded free 'double free|never|not allocated|invalid'
-check interior free 'inside a block|interior'
+check interior8 free 'inside a block|interior'
 check uaf_write malloc 'corrupted free list'
 
 out=$(env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$PROG" ok 2>&1); rc=$?

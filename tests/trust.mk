@@ -11,7 +11,7 @@
 #   fault_oom            -DSMP_FAULT_INJECTION, smp_* names: the map-failure
 #                        sweep of t_fault.sh
 #   fault_oom_plain      libc names: the ulimit -v run under LD_PRELOAD
-#   fault_misuse         libc names: the misuse cases of t_checked.sh
+#   (t_checked.sh runs tests/badfree_prog, built by tests.mk)
 #   signal_alloc[_prefix], cancel_threads[_prefix]
 #                        t_signal.sh and t_cancel.sh, libc names (preload)
 #                        and smp_* names with the sources
@@ -33,7 +33,7 @@ TRUST_CORE   := $(CORE_SRCS) $(LIB_HDRS)
 TRUST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude
 
 TEST_BINS += $(TRUST_DIR)/fuzz_alloc $(TRUST_DIR)/fuzz_alloc_replay \
-             $(TRUST_DIR)/fault_oom $(TRUST_DIR)/fault_oom_plain $(TRUST_DIR)/fault_misuse \
+             $(TRUST_DIR)/fault_oom $(TRUST_DIR)/fault_oom_plain \
              $(TRUST_DIR)/signal_alloc $(TRUST_DIR)/signal_alloc_prefix \
              $(TRUST_DIR)/cancel_threads $(TRUST_DIR)/cancel_threads_prefix \
              $(TRUST_DIR)/api_asan $(TRUST_DIR)/stress_asan
@@ -89,10 +89,6 @@ $(TRUST_DIR)/fault_oom: tests/fault_oom.c $(TRUST_CORE)
 $(TRUST_DIR)/fault_oom_plain: tests/fault_oom.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TRUST_CFLAGS) -o $@ tests/fault_oom.c -lpthread
-
-$(TRUST_DIR)/fault_misuse: tests/fault_misuse.c
-	@mkdir -p $(dir $@)
-	$(CC) $(TRUST_CFLAGS) -o $@ tests/fault_misuse.c
 
 # --- signals, cancellation -------------------------------------------------
 $(TRUST_DIR)/signal_alloc: tests/signal_alloc.c
