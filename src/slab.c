@@ -39,7 +39,7 @@ static chunk_meta_t *chunks;
 static slab_t *dirty_head, *dirty_tail, *clean_head;
 static _Atomic size_t dirty_count;
 static _Atomic uint32_t dirty_oldest;  /* stamp of dirty_tail, when any */
-static _Atomic size_t active_slabs;    /* slabs belonging to a class */
+static _Atomic size_t active_slabs;    /* granules in use: slabs of a class, runs */
 
 #define lock_acquire mutex_lock
 #define lock_release mutex_unlock
@@ -88,28 +88,39 @@ static void dirty_unlink(slab_t *sl) {
   if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
 }
 
-static slab_t *run_take(unsigned k, bool *zeroed);
+static slab_t *run_take(unsigned k, bool dirty, bool *zeroed);
 
-slab_t *slab_get(unsigned cls, unsigned owner) {
+/* One free granule, for a slab or a one-granule run (slab_lock held):
+ * resident ones first (a dirty slab, then a granule split off a dirty run:
+ * no page faults), then clean ones, fresh chunk space, and last a granule
+ * of a clean run (longer runs are kept for large blocks).  NULL if none. */
+static slab_t *granule_take(bool *zero) {
   slab_t *sl;
-  lock_acquire(&slab_lock);
   if ((sl = dirty_head) != NULL) {
     dirty_unlink(sl);
-    sl->zero = 0;
+    *zero = false;
+  } else if ((sl = run_take(1, true, zero)) != NULL) {
   } else if ((sl = clean_head) != NULL) {
     clean_head = sl->next;
-    sl->zero = 1;
+    *zero = true;
   } else if (chunk_next != chunk_end) {
     sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
     chunk_next += SMP_SLAB_SIZE;
-    sl->zero = 1;
+    *zero = true;
   } else {
-    bool zero;
-    if ((sl = run_take(1, &zero)) != NULL) sl->zero = zero; /* a granule of a free run */
+    sl = run_take(1, false, zero);
   }
   if (sl != NULL) sl->pool = 0; /* out of the pool */
+  return sl;
+}
+
+slab_t *slab_get(unsigned cls, unsigned owner) {
+  bool zero;
+  lock_acquire(&slab_lock);
+  slab_t *sl = granule_take(&zero);
   lock_release(&slab_lock);
   if (sl == NULL) return NULL;
+  sl->zero = zero;
   sl->free = NULL;
   sl->bump = sl->base;
   sl->end = sl->base + smp_class[cls].limit;
@@ -213,24 +224,20 @@ static void run_list_push(slab_t *sl, unsigned k, bool dirty, uint32_t stamp) {
   }
 }
 
-/* A free run of at least k granules, its first k taken and the rest put
- * back as a shorter run; dirty ones first (no page faults), the shortest
- * that fits.  NULL if none (slab_lock held). */
-static slab_t *run_take(unsigned k, bool *zeroed) {
-  for (int pass = 0; pass < 2; pass++) {
-    slab_t **lists = pass == 0 ? run_dirty : run_clean;
-    for (unsigned j = k; j <= RUN_KMAX; j++) {
-      slab_t *sl = lists[j];
-      if (sl == NULL) continue;
-      lists[j] = sl->next;
-      if (pass == 0) atomic_fetch_sub_explicit(&run_dirty_slabs, j, memory_order_relaxed);
-      if (j > k) {
-        run_list_push(&sl[k], j - k, pass == 0, sl->stamp);
-      }
-      *zeroed = pass == 1;
-      sl->pool = 0;
-      return sl;
-    }
+/* A free run of at least k granules from the dirty (pages resident) or the
+ * clean lists, the shortest that fits, its first k taken and the rest put
+ * back as a shorter run.  NULL if none (slab_lock held). */
+static slab_t *run_take(unsigned k, bool dirty, bool *zeroed) {
+  slab_t **lists = dirty ? run_dirty : run_clean;
+  for (unsigned j = k; j <= RUN_KMAX; j++) {
+    slab_t *sl = lists[j];
+    if (sl == NULL) continue;
+    lists[j] = sl->next;
+    if (dirty) atomic_fetch_sub_explicit(&run_dirty_slabs, j, memory_order_relaxed);
+    if (j > k) run_list_push(&sl[k], j - k, dirty, sl->stamp);
+    *zeroed = !dirty;
+    sl->pool = 0;
+    return sl;
   }
   return NULL;
 }
@@ -240,7 +247,10 @@ slab_t *run_alloc(unsigned k, bool *zeroed) {
   chunk_meta_t *cm = NULL;
   lock_acquire(&slab_lock);
   for (;;) {
-    if ((sl = run_take(k, zeroed)) != NULL) {
+    if (k == 1 && (sl = granule_take(zeroed)) != NULL) {
+      /* one granule: from the pool shared with slabs */
+    } else if (k > 1 && ((sl = run_take(k, true, zeroed)) != NULL ||
+                         (sl = run_take(k, false, zeroed)) != NULL)) {
       /* taken from a free run */
     } else if ((sl = run_carve(k)) != NULL) {
       *zeroed = true;
@@ -261,37 +271,40 @@ slab_t *run_alloc(unsigned k, bool *zeroed) {
   sl->pool = 0;
   lock_release(&slab_lock);
   sl->cls = (uint16_t)k;
+  atomic_fetch_add_explicit(&active_slabs, k, memory_order_relaxed);
   pagemap_set(sl->base, (uint64_t)(uintptr_t)sl | PM_LARGE | PM_RUN);
   return sl;
 }
 
+static void dirty_push(slab_t *sl, uint32_t now);
+
 void run_free(slab_t *sl) {
   pagemap_set(sl->base, 0);
+  atomic_fetch_sub_explicit(&active_slabs, sl->cls, memory_order_relaxed);
   uint32_t now = os_now_ms();
   lock_acquire(&slab_lock);
-  run_list_push(sl, sl->cls, true, now);
+  if (sl->cls == 1) dirty_push(sl, now); /* a lone granule joins the slabs' pool */
+  else run_list_push(sl, sl->cls, true, now);
   lock_release(&slab_lock);
 }
 
-/* Return the pages of dirty runs: those older than the delay, all of them
- * past the cap, or all when asked.  No lock may be held. */
-static size_t run_purge(bool all) {
-  static _Atomic uint32_t last; /* walks of the lists: at most one per half delay */
-  size_t n = atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed);
-  if (n == 0 || (!all && n <= SMP_PURGE_KEEP_SLABS)) return 0;
-  bool over = n > dirty_cap();
-  uint32_t now = os_now_ms();
-  if (!all && !over &&
-      (uint32_t)(now - atomic_load_explicit(&last, memory_order_relaxed)) < smp_opt.purge_delay_ms / 2)
-    return 0;
-  atomic_store_explicit(&last, now, memory_order_relaxed);
+/* When the dirty run lists were last walked for aged runs (their ages are
+ * not kept in order: a walk looks at every run, so at most one per half
+ * delay). */
+static _Atomic uint32_t run_walked;
+
+/* Return the pages of dirty runs: all of them with `all`, else those older
+ * than the delay.  No lock may be held. */
+static size_t run_purge(bool all, uint32_t now) {
+  if (atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed) == 0) return 0;
+  if (!all) atomic_store_explicit(&run_walked, now, memory_order_relaxed);
   slab_t *batch = NULL;
   size_t returned = 0;
   lock_acquire(&slab_lock);
   for (unsigned k = 1; k <= RUN_KMAX; k++)
     for (slab_t **link = &run_dirty[k]; *link != NULL;) {
       slab_t *sl = *link;
-      if (all || over || (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms) {
+      if (all || (uint32_t)(now - sl->stamp) >= smp_opt.purge_delay_ms) {
         *link = sl->next;
         sl->state = sl->pool = RUN_PURGING;
         sl->next = batch;
@@ -325,6 +338,12 @@ void slab_release(slab_t *sl) {
   atomic_fetch_sub_explicit(&active_slabs, 1, memory_order_relaxed);
   uint32_t now = os_now_ms();
   lock_acquire(&slab_lock);
+  dirty_push(sl, now);
+  lock_release(&slab_lock);
+}
+
+/* Put the empty granule sl on the dirty list, newest first (slab_lock held). */
+static void dirty_push(slab_t *sl, uint32_t now) {
   /* Pool states change only under slab_lock: purge_pick and
    * slab_unmap_free_chunks read them while walking the chunks. */
   sl->state = sl->pool = SLAB_DIRTY;
@@ -336,13 +355,16 @@ void slab_release(slab_t *sl) {
   atomic_store_explicit(&dirty_count, atomic_load_explicit(&dirty_count, memory_order_relaxed) + 1,
                         memory_order_relaxed);
   atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
-  lock_release(&slab_lock);
 }
 
-/* The purge policy.  Dirty slabs (empty, pages still resident) may wait:
+/* The purge policy.  Dirty granules (empty slabs and free runs whose pages
+ * are still resident) may wait:
  *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD, an
- *     eighth of the slabs in use); past it they go back at once;
- *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the slabs in
+ *     eighth of the granules in use); past it they go back at once, down to
+ *     half the cap: runs first, then slabs in address order, merged into
+ *     ranges.  (Hysteresis: purging only down to the cap would make every
+ *     release past it a system call and a TLB shootdown of its own.)
+ *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the granules in
  *     use), only until they are SMPALLOC_PURGE_DELAY_MS old.
  * A busy heap so keeps a little slack instead of returning pages it would
  * fault back in a moment later (each return also costs a TLB shootdown
@@ -359,14 +381,28 @@ static size_t dirty_cap(void) {
   return a > t ? a : t;
 }
 
+static size_t dirty_total(void) {
+  return atomic_load_explicit(&dirty_count, memory_order_relaxed) +
+         atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed);
+}
+
+/* Are the dirty runs worth a walk for aged ones? */
+static bool run_walk_due(uint32_t now) {
+  return atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed) > 0 &&
+         (uint32_t)(now - atomic_load_explicit(&run_walked, memory_order_relaxed)) >=
+             smp_opt.purge_delay_ms / 2;
+}
+
 bool slab_purge_due(void) {
-  size_t n = atomic_load_explicit(&dirty_count, memory_order_relaxed) +
-             atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed);
+  size_t n = dirty_total();
   if (n > dirty_cap()) return true;
   if (n <= dirty_keep()) return false;
-  if (atomic_load_explicit(&run_dirty_slabs, memory_order_relaxed) > 0) return true; /* run_purge checks ages */
-  uint32_t age = os_now_ms() - atomic_load_explicit(&dirty_oldest, memory_order_relaxed);
-  return age >= smp_opt.purge_delay_ms;
+  uint32_t now = os_now_ms();
+  if (atomic_load_explicit(&dirty_count, memory_order_relaxed) > 0 &&
+      (uint32_t)(now - atomic_load_explicit(&dirty_oldest, memory_order_relaxed)) >=
+          smp_opt.purge_delay_ms)
+    return true;
+  return run_walk_due(now);
 }
 
 /* A run of neighbouring slabs being purged: one system call. */
@@ -379,20 +415,17 @@ typedef struct {
 
 /* Pick dirty slabs to purge, chunk by chunk in address order, so that
  * neighbours merge into one range (one madvise, one TLB shootdown, however
- * the slabs were freed).  With `all`, every dirty slab; otherwise the ones
- * past the cap, then the ones that waited the delay, down to the keep.
- * slab_lock held; returns the number of ranges filled. */
-static unsigned purge_pick(bool all, uint32_t now, purge_range_t *r) {
+ * the slabs were freed), until `floor` dirty slabs are left; with `aged`,
+ * only those that waited the delay.  slab_lock held; returns the number of
+ * ranges filled. */
+static unsigned purge_pick(size_t floor, bool aged, uint32_t now, purge_range_t *r) {
   size_t count = atomic_load_explicit(&dirty_count, memory_order_relaxed);
-  size_t cap = dirty_cap(), keep = dirty_keep();
-  size_t floor = all ? 0 : count > cap ? cap : keep;
-  bool any_age = !all && count <= cap;
   unsigned nr = 0;
   for (chunk_meta_t *cm = chunks; cm != NULL && count > floor; cm = cm->next) {
     for (unsigned i = 0; i < CHUNK_SLABS && count > floor; i++) {
       slab_t *sl = &cm->desc[i];
       if (sl->pool != SLAB_DIRTY) continue;
-      if (any_age && (uint32_t)(now - sl->stamp) < smp_opt.purge_delay_ms) continue;
+      if (aged && (uint32_t)(now - sl->stamp) < smp_opt.purge_delay_ms) continue;
       if (nr > 0 && r[nr - 1].first + r[nr - 1].n == sl) {
         r[nr - 1].n++;
       } else {
@@ -411,11 +444,16 @@ static unsigned purge_pick(bool all, uint32_t now, purge_range_t *r) {
 
 size_t slab_purge(bool all) {
   uint32_t now = os_now_ms();
-  size_t returned = run_purge(all);
+  size_t cap = dirty_cap(), keep = dirty_keep(), floor = 0;
+  bool over = dirty_total() > cap, aged = !all && !over;
+  size_t returned = 0;
+  if (all || over || run_walk_due(now)) returned = run_purge(all || over, now);
+  if (over) floor = cap / 2 > keep ? cap / 2 : keep;
+  else if (!all) floor = keep;
   purge_range_t r[PURGE_RANGES];
   for (;;) {
     lock_acquire(&slab_lock);
-    unsigned nr = purge_pick(all, now, r);
+    unsigned nr = purge_pick(floor, aged, now, r);
     lock_release(&slab_lock);
     if (nr == 0) break;
     for (unsigned i = 0; i < nr; i++) {
