@@ -21,6 +21,7 @@ smp_options_t smp_opt = {
     .checked = false,
     .purge_delay_ms = SMP_PURGE_DELAY_MS,
     .purge_threshold = SMP_PURGE_THRESHOLD,
+    .purge_peak = true,
     .slots = 0,
 };
 
@@ -100,6 +101,7 @@ static void set_option(const opt_t *o, const char *entry, const char *value) {
     else *(unsigned *)o->where = (unsigned)v;
   } else {
     *(size_t *)o->where = (size_t)v;
+    if (o->where == &smp_opt.purge_threshold) smp_opt.purge_peak = false; /* a hard cap */
   }
 }
 

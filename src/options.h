@@ -17,6 +17,8 @@ typedef struct {
   bool checked;              /* SMPALLOC_CHECKED: checked mode */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
+  bool purge_peak;           /* threshold not set: dirty memory may also fill
+                                the headroom below the recent peak in use */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */
 } smp_options_t;
 

@@ -40,6 +40,14 @@ static slab_t *dirty_head, *dirty_tail, *clean_head;
 static _Atomic size_t dirty_count;
 static _Atomic uint32_t dirty_oldest;  /* stamp of dirty_tail, when any */
 static _Atomic size_t active_slabs;    /* granules in use: slabs of a class, runs */
+static _Atomic size_t active_peak;     /* their most since the last delayed purge */
+
+/* Count k more granules in use (and the peak). */
+static void active_add(size_t k) {
+  size_t a = atomic_fetch_add_explicit(&active_slabs, k, memory_order_relaxed) + k;
+  if (a > atomic_load_explicit(&active_peak, memory_order_relaxed))
+    atomic_store_explicit(&active_peak, a, memory_order_relaxed); /* racy: a hint */
+}
 
 #define lock_acquire mutex_lock
 #define lock_release mutex_unlock
@@ -129,7 +137,7 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
   sl->cls = (uint16_t)cls;
   sl->owner = (uint16_t)owner;
   sl->state = SLAB_CUR;
-  atomic_fetch_add_explicit(&active_slabs, 1, memory_order_relaxed);
+  active_add(1);
   if (sl->live != NULL) memset(sl->live, 0, LIVE_WORDS * sizeof(uint64_t));
   pagemap_set(sl->base, pm_slab_entry(sl, cls, owner));
   return sl;
@@ -271,7 +279,7 @@ slab_t *run_alloc(unsigned k, bool *zeroed) {
   sl->pool = 0;
   lock_release(&slab_lock);
   sl->cls = (uint16_t)k;
-  atomic_fetch_add_explicit(&active_slabs, k, memory_order_relaxed);
+  active_add(k);
   pagemap_set(sl->base, (uint64_t)(uintptr_t)sl | PM_LARGE | PM_RUN);
   return sl;
 }
@@ -360,10 +368,16 @@ static void dirty_push(slab_t *sl, uint32_t now) {
 /* The purge policy.  Dirty granules (empty slabs and free runs whose pages
  * are still resident) may wait:
  *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD, an
- *     eighth of the granules in use); past it they go back at once, down to
- *     half the cap: runs first, then slabs in address order, merged into
- *     ranges.  (Hysteresis: purging only down to the cap would make every
- *     release past it a system call and a TLB shootdown of its own.)
+ *     eighth of the granules in use, and - unless the threshold was set -
+ *     the headroom between the granules in use and their peak since the
+ *     last delayed purge); past it they go back at once, down to half the
+ *     cap: runs first, then slabs in address order, merged into ranges.
+ *     (Hysteresis: purging only down to the cap would make every release
+ *     past it a system call and a TLB shootdown of its own.)  The headroom
+ *     term lets a program that frees a burst and allocates it again (a
+ *     server between requests, a build step between files) keep its pages:
+ *     in use + dirty then stays within the peak it already reached, so the
+ *     peak RSS does not grow, and the delay still returns what stays unused.
  *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the granules in
  *     use), only until they are SMPALLOC_PURGE_DELAY_MS old.
  * A busy heap so keeps a little slack instead of returning pages it would
@@ -378,6 +392,11 @@ static size_t dirty_keep(void) {
 }
 static size_t dirty_cap(void) {
   size_t a = dirty_eighth(), t = smp_opt.purge_threshold / SMP_SLAB_SIZE;
+  if (smp_opt.purge_peak) { /* the default: also the headroom below the peak */
+    size_t in = atomic_load_explicit(&active_slabs, memory_order_relaxed);
+    size_t pk = atomic_load_explicit(&active_peak, memory_order_relaxed);
+    if (pk > in && pk - in > t) t = pk - in;
+  }
   return a > t ? a : t;
 }
 
@@ -472,6 +491,11 @@ size_t slab_purge(bool all) {
     if (nr < PURGE_RANGES) break;
   }
   if (returned) stats_returned(returned);
+  /* Memory that waited the delay unused: the slack the peak allowed is not
+   * needed; count the peak from here. */
+  if (returned && !over)
+    atomic_store_explicit(&active_peak, atomic_load_explicit(&active_slabs, memory_order_relaxed),
+                          memory_order_relaxed);
   return returned;
 }
 

@@ -118,10 +118,11 @@ void stats_init(void) {
   if (smp_opt.verbose) {
     outbuf_t o;
     o.len = 0;
-    OUT("smpalloc: %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes, checked %s\n",
+    OUT("smpalloc: %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes%s, checked %s\n",
         SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR, SMPALLOC_VERSION_PATCH,
         atomic_load_explicit(&smp_nslots, memory_order_relaxed), smp_opt.purge_delay_ms,
-        smp_opt.purge_threshold, smp_opt.checked ? "on" : "off");
+        smp_opt.purge_threshold, smp_opt.purge_peak ? " (or the headroom below the peak)" : "",
+        smp_opt.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }
   if (smp_opt.stats) {

@@ -8,7 +8,12 @@
 #   SMPALLOC_SLOTS=N           smp_stats_get reports N slots (default: CPUs)
 #   SMPALLOC_PURGE_DELAY_MS    0: RSS falls as 64 MiB of small blocks are
 #                              freed; an hour: it does not (threshold 1g)
-#   SMPALLOC_PURGE_THRESHOLD   1m: RSS falls despite an hour's delay
+#   SMPALLOC_PURGE_THRESHOLD   1m: RSS falls despite an hour's delay; unset,
+#                              64 MiB freed and at once allocated again
+#                              keeps its pages (under a quarter of the first
+#                              round's page faults, peak RSS within 8 MiB of
+#                              the first peak); set to 8m, the pages went
+#                              back (over half the faults again)
 #   unknown names, bad values  one warning line "smpalloc: ..." naming the
 #                              variable; the program runs, with the default
 # and, linked with build/libsmpalloc.a, VERBOSE and warnings work too.
@@ -143,6 +148,30 @@ purge falls SMPALLOC_PURGE_DELAY_MS=0 SMPALLOC_PURGE_THRESHOLD=1g
 purge stays SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=1g
 purge falls SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=1m
 purge falls SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=2097152
+
+# opt_prog burst: 64 MiB allocated, freed, allocated again at once.  The delay
+# is an hour, so only the cap decides what goes back between the rounds.
+burst() { # EXPECT(kept|returned) VAR=VALUE...
+  local expect=$1; shift
+  run "$@" -- burst
+  local f1 f2 p1 p2
+  read -r f1 f2 p1 p2 < <(sed -n 's/^faults1=\([0-9][0-9]*\) faults2=\([0-9][0-9]*\) peak1=\([0-9][0-9]*\) peak2=\([0-9][0-9]*\)$/\1 \2 \3 \4/p' <<<"$OUT")
+  if [ "$RC" -ne 0 ] || ! [[ "${f1:-}${f2:-}${p1:-}${p2:-}" =~ ^[0-9]+$ ]] || [ "$ERR" != "$MARKS" ]; then
+    fail "burst with $*:"; show; return
+  fi
+  local what="faults $f1 then $f2, peak RSS $((p1 / MiB)) then $((p2 / MiB)) MiB"
+  if [ "$f1" -lt 8192 ]; then
+    fail "$*: the first round took only $f1 page faults for 64 MiB ($what)"
+  elif [ "$expect" = kept ] && { [ $((f2 * 4)) -ge "$f1" ] || [ "$p2" -gt $((p1 + 8 * MiB)) ]; }; then
+    fail "$*: the freed burst did not keep its pages, or peak RSS grew ($what)"
+  elif [ "$expect" = returned ] && [ $((f2 * 2)) -le "$f1" ]; then
+    fail "$*: the pages stayed although the threshold was set ($what)"
+  else
+    ok "$*: burst pages $expect ($what)"
+  fi
+}
+burst kept SMPALLOC_PURGE_DELAY_MS=3600000
+burst returned SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=8m
 
 # ---- unknown names and bad values: one warning, then the default -------------
 for bad in SMPALLOC_SLOTS=abc SMPALLOC_SLOTS=100000 SMPALLOC_SLOTS=0 SMPALLOC_FOO=1 \
