@@ -61,21 +61,28 @@ static void lc_remove(unsigned i) {
   if (lc_n) atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
 }
 
-/* A cached mapping of at least size bytes and not much more, or 0. */
+/* The smallest cached mapping of at least size bytes, or 0.  One more than
+ * a quarter too long loses its tail (unmapped here, outside the lock): its
+ * pages already faulted in are what a reuse saves, and the tail's would
+ * only be held. */
 static lc_entry_t lc_take(size_t size) {
   lc_entry_t got = {0, 0, 0};
   if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return got;
   mutex_lock(&lc_lock);
   unsigned best = LC_ENTRIES;
   for (unsigned i = 0; i < lc_n; i++)
-    if (lc[i].size >= size && lc[i].size - size <= size / 4 &&
-        (best == LC_ENTRIES || lc[i].size < lc[best].size))
-      best = i;
+    if (lc[i].size >= size && (best == LC_ENTRIES || lc[i].size < lc[best].size)) best = i;
   if (best != LC_ENTRIES) {
     got = lc[best];
     lc_remove(best);
   }
   mutex_unlock(&lc_lock);
+  if (got.addr != 0 && got.size - size > size / 4) {
+    os_unmap((void *)(got.addr + size), got.size - size);
+    stats_unmapped(got.size - size);
+    stats_returned(got.size - size);
+    got.size = size;
+  }
   return got;
 }
 
