@@ -35,6 +35,16 @@
 #define SMP_SPIN_ROUNDS 2
 #endif
 
+/* A lock found held is polled this many times (with a CPU pause between)
+ * before the thread sleeps on it.  Our locks guard short sections (a batch
+ * of blocks, a pool list), and a futex sleep and wake-up cost two context
+ * switches, far more than the wait: spinning first made mstress, larson,
+ * xmalloc-test and 1,000 threads 15-25 % faster on 2 CPUs.  No spinning
+ * with one CPU, where it could only delay the holder. */
+#ifndef SMP_LOCK_SPIN
+#define SMP_LOCK_SPIN 200
+#endif
+
 /* Thread caches hold classes up to this size (all of them): mid-size blocks
  * are common in real programs (glibc-thread: 16 B - 32 KiB), and a slot lock
  * per call costs them as much as the rest of malloc. */

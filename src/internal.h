@@ -32,7 +32,8 @@
 #endif
 
 /* A futex lock: 0 free, 1 held, 2 held with waiters.  Uncontended, one
- * atomic instruction each way and no system call. */
+ * atomic instruction each way and no system call; contended, it spins
+ * briefly (SMP_LOCK_SPIN) before it sleeps. */
 typedef _Atomic int smp_mutex_t;
 SMP_HIDDEN void os_futex_wait(_Atomic int *addr, int val);
 SMP_HIDDEN void os_futex_wake(_Atomic int *addr, int n);
@@ -41,9 +42,11 @@ static inline bool mutex_trylock(smp_mutex_t *l) {
   return atomic_compare_exchange_strong_explicit(l, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed);
 }
+/* The contended path of mutex_lock (slot.c). */
+SMP_HIDDEN void mutex_lock_wait(smp_mutex_t *l);
 static inline void mutex_lock(smp_mutex_t *l) {
   if (likely(mutex_trylock(l))) return;
-  while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0) os_futex_wait(l, 2);
+  mutex_lock_wait(l);
 }
 static inline void mutex_unlock(smp_mutex_t *l) {
   if (unlikely(atomic_exchange_explicit(l, 0, memory_order_release) == 2)) os_futex_wake(l, 1);

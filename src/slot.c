@@ -29,6 +29,26 @@ _Atomic unsigned smp_nslots = 1;  /* 1 until slot_init(): early calls all use sl
 _Atomic unsigned smp_slots_hi = 1;
 __thread unsigned smp_tl_slot;
 
+/* Polls before a contended lock sleeps: SMP_LOCK_SPIN when the process may
+ * run on more than one CPU, else 0 (set with the slot count). */
+static _Atomic unsigned lock_spin;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+void mutex_lock_wait(smp_mutex_t *l) {
+  for (unsigned i = atomic_load_explicit(&lock_spin, memory_order_relaxed); i > 0; i--) {
+    cpu_relax();
+    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && mutex_trylock(l)) return;
+  }
+  while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0) os_futex_wait(l, 2);
+}
+
 static bool slot_trylock(slot_t *s) { return mutex_trylock(&s->lock); }
 /* Sleep until the lock is ours. */
 static void slot_lock_blocking(slot_t *s) { mutex_lock(&s->lock); }
@@ -62,7 +82,7 @@ static _Atomic int slot_count_known;
  * change while threads run: a thread holding an index past it keeps using
  * that slot (all SMP_MAX_SLOTS exist) until contention moves it. */
 static void slot_set_count(void) {
-  unsigned n = smp_opt.slots ? smp_opt.slots : os_cpu_count();
+  unsigned cpus = os_cpu_count(), n = smp_opt.slots ? smp_opt.slots : cpus;
   if (n > SMP_MAX_SLOTS) n = SMP_MAX_SLOTS;
   if (n < 1) n = 1;
   /* Raise the high mark before the count, so no slot in use is ever above
@@ -73,6 +93,7 @@ static void slot_set_count(void) {
                                                           memory_order_relaxed)) {
   }
   atomic_store_explicit(&smp_nslots, n, memory_order_release);
+  atomic_store_explicit(&lock_spin, cpus > 1 ? SMP_LOCK_SPIN : 0, memory_order_relaxed);
   atomic_store_explicit(&slot_count_known, 1, memory_order_release);
 }
 
