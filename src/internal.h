@@ -103,9 +103,15 @@ SMP_HIDDEN _Noreturn SMP_COLD void os_fatal(const char *call, const char *what,
 typedef struct {
   uint32_t size;   /* block size in bytes */
   uint32_t recip;  /* ceil(2^32 / size): offset / size by one multiply */
-  uint32_t limit;  /* blocks per slab * size: the first offset past the last block */
-  uint32_t pad;
+  uint16_t begin;  /* offset of the first block handed out: first * size */
+  uint16_t last;   /* offset of the last block, minus begin */
+  uint16_t count;  /* blocks per slab handed out */
+  uint16_t first;  /* blocks at the slab's start that hold its bitmap */
 } class_info_t;
+/* A slab of a class with more than 64 blocks keeps its bitmap (slab_t) in
+ * its first `first` blocks, which are never handed out; one with at most 64
+ * keeps it in its descriptor.  Either way the bitmap costs no memory that
+ * outlives the slab's pages. */
 
 SMP_HIDDEN extern const class_info_t smp_class[SMP_NCLASS];
 
@@ -123,10 +129,10 @@ static inline unsigned size_class(size_t n) {
 /* Is offset off of a slab of class ci the start of a block?  With recip =
  * ceil(2^32 / size), off * recip mod 2^32 is idx * err (err < size, so below
  * 2^16) when off = idx * size, and at least recip >= 2^17 when off is not a
- * multiple: one multiply decides.  Offsets in the slab's tail (past the
- * last whole block) are refused by the limit. */
+ * multiple: one multiply decides.  Offsets of the bitmap's blocks and of the
+ * slab's tail (past the last whole block) are refused by one compare. */
 static inline bool block_start(uint32_t off, const class_info_t *ci) {
-  return (uint32_t)(off * ci->recip) < 0x10000u && off < ci->limit;
+  return (uint32_t)(off * ci->recip) < 0x10000u && (uint32_t)(off - ci->begin) <= ci->last;
 }
 
 /* Class for n bytes aligned to align (a power of two), or SMP_NCLASS if no
@@ -174,25 +180,32 @@ enum {
 };
 
 /* A slab's descriptor, kept outside the slab (so an empty slab's pages can go
- * back to the kernel untouched).  While the slab belongs to a class, every
- * field but base is guarded by the lock of slot `owner`, and
- *     used + |free| + (end - bump) / size == blocks per slab
+ * back to the kernel untouched).  A slab's free blocks are the set bits of
+ * its bitmap, not a list threaded through the blocks: taking blocks reads
+ * no block (a free list of cold blocks is a chain of dependent cache
+ * misses), they come out in address order, a stray write into a free block
+ * cannot redirect an allocation, and a block given back twice is seen at
+ * once (its bit is already set).  While the slab belongs to a class, every
+ * field but base and bits is guarded by the lock of slot `owner`, and
+ *     used + (set bits in bits) == smp_class[cls].count
  * where used counts blocks handed out to users or thread caches.
  *   SLAB_CUR      the slab bins[cls].cur of its owner allocates from
- *   SLAB_PARTIAL  on the owner bin's partial list: free != NULL, used > 0
- *   SLAB_FULL     free == NULL and bump == end; on no list
+ *   SLAB_PARTIAL  on the owner bin's partial list: some bit set, used > 0
+ *   SLAB_FULL     no bit set (used == count); on no list
  * A slab whose used count drops to 0 (and is not CUR) leaves its class for
  * the pool (slab_release): SLAB_DIRTY, then SLAB_CLEAN once its pages were
  * returned; pool fields are guarded by the slab lock. */
 typedef struct slab_s slab_t;
 struct slab_s {
-  void *free;           /* free blocks, linked through their first word */
-  uintptr_t bump;       /* the first never-used block */
-  uintptr_t end;        /* base + the class's limit: bump <= end */
+  uint64_t *bits;       /* bit i set while block i is free: at the slab's
+                           base, or &word (see class_info_t) */
+  uint64_t word;        /* the bitmap of a class of at most 64 blocks */
   slab_t *next, *prev;  /* partial list, or the pool's lists */
   uint32_t used;        /* blocks handed out */
   uint16_t cls;
   uint16_t owner;       /* index of the owning slot */
+  uint16_t hint;        /* bits[0 .. hint) are all clear */
+  uint16_t high;        /* checked mode: blocks [high, count) never handed out */
   uint8_t state;
   uint8_t zero;         /* its never-used blocks are known to be zero */
   uint8_t pool;         /* the pool state (SLAB_DIRTY ... RUN_PURGING) or 0;
@@ -202,14 +215,12 @@ struct slab_s {
   uint8_t pad;
   uint32_t stamp;       /* ms clock when it entered the pool */
   uintptr_t base;       /* the slab's address: constant */
-  uint64_t *live;       /* checked mode: a bit per block handed out, or NULL */
 };
 
-/* Free-list links inside slabs are stored encoded, link ^ smp_link_key ^ the
- * block's own address, and checked on every use: a link must decode to NULL
- * or to a block of the same slab, so a stray write into a free block cannot
- * redirect an allocation (it aborts with "corrupted free list"). */
-SMP_HIDDEN extern uintptr_t smp_link_key;
+/* Checked mode: while a block is free in its slab, its first word holds
+ * smp_canary ^ its address; a block taken out again must still hold it, or
+ * it was written after its free (abort: "written after it was freed"). */
+SMP_HIDDEN extern uintptr_t smp_canary;
 
 /* A slab's page-map entry: descriptor in bits 0..47, class + 1 in bits
  * 48..54, owning slot in bits 55..61 (so free can tell a block of its own

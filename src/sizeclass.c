@@ -15,9 +15,16 @@
 #define CLS_SIZE(c) \
   ((c) < 16 ? 8u * ((c) + 1u) \
             : (1u << (7u + CLS_DBL(c))) + ((((c) - 16u) % 8u + 1u) << (4u + CLS_DBL(c))))
+/* Blocks in a slab; the bitmap's bytes, rounded up to a cache line (no
+ * block shares a line with it); blocks it takes at the slab's start (none
+ * when it fits the descriptor's word). */
+#define CLS_ALL(c) (SMP_SLAB_SIZE / CLS_SIZE(c))
+#define CLS_MAPB(c) (((CLS_ALL(c) + 63u) / 64u * 8u + 63u) / 64u * 64u)
+#define CLS_FIRST(c) (CLS_ALL(c) <= 64u ? 0u : (CLS_MAPB(c) + CLS_SIZE(c) - 1u) / CLS_SIZE(c))
 #define CLS(c) \
-  {CLS_SIZE(c), (uint32_t)(0xffffffffu / CLS_SIZE(c) + 1u), \
-   (uint32_t)((SMP_SLAB_SIZE / CLS_SIZE(c)) * CLS_SIZE(c)), 0},
+  {CLS_SIZE(c), (uint32_t)(0xffffffffu / CLS_SIZE(c) + 1u), (uint16_t)(CLS_FIRST(c) * CLS_SIZE(c)), \
+   (uint16_t)((CLS_ALL(c) - 1u - CLS_FIRST(c)) * CLS_SIZE(c)), (uint16_t)(CLS_ALL(c) - CLS_FIRST(c)), \
+   (uint16_t)CLS_FIRST(c)},
 #define CLS8(c) CLS(c) CLS(c + 1) CLS(c + 2) CLS(c + 3) CLS(c + 4) CLS(c + 5) CLS(c + 6) CLS(c + 7)
 
 const class_info_t smp_class[SMP_NCLASS] = {

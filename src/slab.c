@@ -23,7 +23,7 @@
 #include "options.h"
 
 static smp_mutex_t slab_lock;
-uintptr_t smp_link_key;
+uintptr_t smp_canary;
 static uintptr_t chunk_next, chunk_end;  /* the uncarved part of the current chunk */
 static slab_t *chunk_desc;               /* descriptors of the current chunk's slabs */
 
@@ -86,7 +86,6 @@ void *meta_alloc(size_t size) {
 /* ---- taking and growing ------------------------------------------------- */
 
 #define CHUNK_SLABS (SMP_CHUNK_SIZE / SMP_SLAB_SIZE)
-#define LIVE_WORDS (SMP_SLAB_SIZE / 8 / 64) /* blocks of the smallest class / 64 */
 
 static void dirty_unlink(slab_t *sl) {
   if (sl->prev) sl->prev->next = sl->next; else dirty_head = sl->next;
@@ -129,16 +128,22 @@ slab_t *slab_get(unsigned cls, unsigned owner) {
   lock_release(&slab_lock);
   if (sl == NULL) return NULL;
   sl->zero = zero;
-  sl->free = NULL;
-  sl->bump = sl->base;
-  sl->end = sl->base + smp_class[cls].limit;
+  /* Every block free but the bitmap's own: bits [first, first + count). */
+  uint32_t first = smp_class[cls].first, end = first + smp_class[cls].count;
+  uint64_t *bits = sl->bits = first ? (uint64_t *)sl->base : &sl->word;
+  for (uint32_t w = 0; w < (end + 63) / 64; w++) {
+    uint64_t lo = w * 64 >= first ? ~(uint64_t)0 : w * 64 + 64 <= first ? 0 : ~(uint64_t)0 << (first % 64);
+    uint64_t hi = (w + 1) * 64 <= end ? ~(uint64_t)0 : ((uint64_t)1 << (end % 64)) - 1;
+    bits[w] = lo & hi;
+  }
+  sl->hint = (uint16_t)(first / 64);
+  sl->high = (uint16_t)first;
   sl->next = sl->prev = NULL;
   sl->used = 0;
   sl->cls = (uint16_t)cls;
   sl->owner = (uint16_t)owner;
   sl->state = SLAB_CUR;
   active_add(1);
-  if (sl->live != NULL) memset(sl->live, 0, LIVE_WORDS * sizeof(uint64_t));
   pagemap_set(sl->base, pm_slab_entry(sl, cls, owner));
   return sl;
 }
@@ -154,12 +159,7 @@ static chunk_meta_t *chunk_map(void) {
     return NULL; /* cm is metadata: not reusable, at worst 4 KiB lost */
   }
   slab_t *d = cm->desc;
-  /* Checked mode: a bit per block, for the most blocks a slab can hold. */
-  uint64_t *bits = smp_opt.checked ? meta_alloc(CHUNK_SLABS * LIVE_WORDS * sizeof(uint64_t)) : NULL;
-  for (unsigned i = 0; i < CHUNK_SLABS; i++) {
-    d[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
-    d[i].live = bits ? bits + i * LIVE_WORDS : NULL;
-  }
+  for (unsigned i = 0; i < CHUNK_SLABS; i++) d[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
   stats_mapped(SMP_CHUNK_SIZE);
   return cm;
 }
@@ -167,7 +167,7 @@ static chunk_meta_t *chunk_map(void) {
 /* Make cm the chunk slabs and runs are carved from (slab_lock held).  What
  * is left of the previous one joins the pool as clean single slabs. */
 static void chunk_install(chunk_meta_t *cm) {
-  if (smp_link_key == 0) smp_link_key = (uintptr_t)(os_random() | 1);
+  if (smp_canary == 0) smp_canary = (uintptr_t)(os_random() | 1);
   for (; chunk_next != chunk_end; chunk_next += SMP_SLAB_SIZE) {
     slab_t *sl = &chunk_desc[(chunk_next - (chunk_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
     sl->state = sl->pool = SLAB_CLEAN;

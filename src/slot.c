@@ -113,42 +113,14 @@ void slot_recount(void) {
     slot_set_count();
 }
 
-/* ---- free-list links and checked mode ----------------------------------- */
+/* ---- checked mode: canaries in free blocks ------------------------------ */
 
 SMP_COLD static void slot_corrupt(const void *p) {
-  os_fatal("malloc", "corrupted free list (a write into a freed block?) at", p);
+  os_fatal("malloc", "a freed block was written after its free (use after free) at", p);
 }
-
-/* The next free block after p in slab sl's list, checked. */
-static inline void *link_next(const slab_t *sl, void *p, uint32_t size) {
-  uintptr_t v = *(uintptr_t *)p ^ smp_link_key ^ (uintptr_t)p;
-  if (v != 0) {
-    uintptr_t off = v - sl->base;
-    if (unlikely(off >= sl->end - sl->base ||
-                 (uint32_t)((off * smp_class[sl->cls].recip) >> 32) * size != off))
-      slot_corrupt(p);
-  }
-  return (void *)v;
-}
-static inline void link_set(void *p, void *next) {
-  *(uintptr_t *)p = (uintptr_t)next ^ smp_link_key ^ (uintptr_t)p;
-}
-
-/* Checked mode: block p of sl is handed out (on) or comes back (off). */
-static inline uint32_t block_index(const slab_t *sl, const void *p) {
-  uint32_t off = (uint32_t)((uintptr_t)p - sl->base);
-  return (uint32_t)(((uint64_t)off * smp_class[sl->cls].recip) >> 32);
-}
-static inline void live_on(slab_t *sl, const void *p) {
-  uint32_t i = block_index(sl, p);
-  sl->live[i / 64] |= (uint64_t)1 << (i % 64);
-}
-static inline bool live_off(slab_t *sl, const void *p) {
-  uint32_t i = block_index(sl, p);
-  uint64_t bit = (uint64_t)1 << (i % 64);
-  bool was = (sl->live[i / 64] & bit) != 0;
-  sl->live[i / 64] &= ~bit;
-  return was;
+static inline void canary_set(void *p) { *(uintptr_t *)p = smp_canary ^ (uintptr_t)p; }
+static inline void canary_check(const void *p) {
+  if (unlikely(*(const uintptr_t *)p != (smp_canary ^ (uintptr_t)p))) slot_corrupt(p);
 }
 
 /* ---- taking blocks ------------------------------------------------------ */
@@ -173,7 +145,8 @@ static void partial_unlink(bin_t *b, slab_t *sl) {
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void ***tail,
                                  slab_t **populate) {
   bin_t *b = &s->bins[cls];
-  uint32_t size = smp_class[cls].size;
+  uint32_t size = smp_class[cls].size, count = smp_class[cls].count, first = smp_class[cls].first;
+  bool checked = smp_opt.checked;
   unsigned n = 0;
   while (n < want) {
     slab_t *sl = b->cur;
@@ -193,29 +166,28 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
       }
       b->cur = sl;
     }
-    unsigned got = 0;
-    void *p;
-    void **first = *tail;
-    while (got < want - n && (p = sl->free) != NULL) {
-      sl->free = link_next(sl, p, size);
-      **tail = p;
-      *tail = (void **)p;
-      got++;
+    /* The lowest free blocks first: address order, like a fresh slab. */
+    unsigned got = 0, need = want - n, w = sl->hint, nw = (first + count + 63) / 64, last = 0;
+    uint64_t *bits = sl->bits;
+    for (; w < nw; w++) {
+      uint64_t x = bits[w];
+      if (x == 0) continue;
+      do {
+        last = w * 64 + (unsigned)__builtin_ctzll(x);
+        x &= x - 1;
+        void *p = (void *)(sl->base + (uintptr_t)last * size);
+        if (checked && last < sl->high) canary_check(p);
+        **tail = p;
+        *tail = (void **)p;
+      } while (++got < need && x != 0);
+      bits[w] = x;
+      if (got == need) break;
     }
-    while (got < want - n && sl->bump < sl->end) {
-      p = (void *)sl->bump;
-      sl->bump += size;
-      **tail = p;
-      *tail = (void **)p;
-      got++;
-    }
-    if (sl->live != NULL) { /* checked mode: mark what was handed out */
-      **tail = NULL;
-      for (void *q = *first; q != NULL; q = *(void **)q) live_on(sl, q);
-    }
+    sl->hint = (uint16_t)w;
+    if (checked && got > 0 && last >= sl->high) sl->high = (uint16_t)(last + 1);
     sl->used += got;
     n += got;
-    if (sl->free == NULL && sl->bump == sl->end) { /* exhausted */
+    if (sl->used == count) { /* exhausted */
       sl->state = SLAB_FULL;
       b->cur = NULL;
     }
@@ -246,35 +218,53 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
   os_fatal(who, "double free (or corrupted heap) of", p);
 }
 
-/* Return p to its slab sl, owned by the held slot s. */
-static inline void slab_put(slot_t *s, slab_t *sl, void *p, const char *who) {
-  if (unlikely(sl->used == 0 || sl->free == p)) slot_bad_free(p, who);
-  if (sl->live != NULL && unlikely(!live_off(sl, p))) slot_bad_free(p, who);
-  link_set(p, sl->free);
-  sl->free = p;
+/* Return p, block idx of its slab sl, owned by the held slot s.  A block
+ * whose bit is set already was freed twice (or never handed out).  True if
+ * the slab emptied and left its class. */
+static inline bool slab_put(slot_t *s, slab_t *sl, void *p, uint32_t idx, const char *who) {
+  uint64_t bit = (uint64_t)1 << (idx % 64), *w = &sl->bits[idx / 64];
+  if (unlikely(*w & bit)) slot_bad_free(p, who);
+  *w |= bit;
+  if (idx / 64 < sl->hint) sl->hint = (uint16_t)(idx / 64);
+  if (smp_opt.checked) canary_set(p);
   sl->used--;
   if (sl->state == SLAB_FULL) {
     partial_push(&s->bins[sl->cls], sl);
   } else if (sl->used == 0 && sl->state == SLAB_PARTIAL) {
     partial_unlink(&s->bins[sl->cls], sl);
     slab_release(sl);
+    return true;
   }
+  return false;
 }
 
 void slot_give(void *list, const char *who) {
   slot_t *held = NULL;
+  slab_t *sl = NULL;
+  uintptr_t granule = 0; /* of sl; 0: look it up */
+  uint32_t recip = 0;
   while (list != NULL) {
     void *p = list;
     list = *(void **)p;
-    slab_t *sl = pm_slab(pagemap_get(p));
-    /* The owner cannot change while one of its blocks is out (used > 0). */
-    slot_t *o = &smp_slots[sl->owner];
-    if (o != held) {
-      if (held) slot_unlock(held);
-      slot_lock_blocking(o);
-      held = o;
+    if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) { /* lists run by slab: look up per run */
+      uint64_t e = pagemap_get(p);
+      /* Checked when it was freed; gone since: its slab emptied, so p was
+       * in the list twice. */
+      if (unlikely((e >> 48) == 0)) slot_bad_free(p, who);
+      sl = pm_slab(e);
+      recip = smp_class[pm_class(e)].recip;
+      granule = (uintptr_t)p >> SMP_SLAB_SHIFT;
+      /* The owner cannot change while one of its blocks is out (used > 0). */
+      slot_t *o = &smp_slots[pm_owner(e)];
+      if (o != held) {
+        if (held) slot_unlock(held);
+        slot_lock_blocking(o);
+        held = o;
+      }
     }
-    slab_put(o, sl, p, who);
+    uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - sl->base) * recip) >> 32);
+    if (slab_put(held, sl, p, idx, who))
+      granule = 0; /* it left its class: a later block there is looked up again */
   }
   if (held) slot_unlock(held);
   slab_maintain();

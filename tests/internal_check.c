@@ -5,9 +5,9 @@
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
  *     whose size is >= n;
  *   - the one-multiply block-start test (block_start, internal.h) says
- *     "start" exactly for offsets that are whole
- *     multiples of the class size below the class limit, for every class
- *     and every offset of a slab.
+ *     "start" exactly for offsets that are whole multiples of the class
+ *     size, past the slab's bitmap and below the last whole block, for
+ *     every class and every offset of a slab; the bitmap fits its room.
  *   - size_class_aligned(n, a) gives a class whose size is a multiple of a.
  */
 #include <stdio.h>
@@ -32,9 +32,17 @@ int main(void) {
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &smp_class[c];
-    CHECK(ci->limit == (SMP_SLAB_SIZE / ci->size) * ci->size, "limit of class %u", c);
+    uint32_t all = SMP_SLAB_SIZE / ci->size, limit = all * ci->size;
+    CHECK(ci->first + ci->count == all, "blocks of class %u", c);
+    CHECK(ci->begin == ci->first * ci->size && ci->begin + ci->last + ci->size == limit,
+          "offsets of class %u", c);
+    /* The bitmap (a bit per block) fits the descriptor's word or the
+     * reserved blocks, and no handed-out block shares its cache lines. */
+    CHECK(all <= 64 ? ci->first == 0 : ci->begin >= ((all + 63) / 64 * 8 + 63) / 64 * 64,
+          "bitmap room of class %u", c);
+    CHECK(ci->count * 100 >= all * 98, "class %u: the bitmap takes more than 2 %%", c);
     for (uint32_t off = 0; off < SMP_SLAB_SIZE; off++) {
-      bool want = off % ci->size == 0 && off < ci->limit;
+      bool want = off % ci->size == 0 && off >= ci->begin && off < limit;
       bool got = block_start(off, ci);
       checks++;
       CHECK(want == got, "class %u (size %u): offset %u start=%d, test says %d", c, ci->size, off,

@@ -74,7 +74,7 @@ check static free 'invalid pointer|not allocated'
 check mmap free 'invalid pointer|not allocated'
 check unhanded free 'double free|never|not allocated|invalid'
 check interior8 free 'inside a block|interior'
-check uaf_write malloc 'corrupted free list'
+check uaf_write malloc 'written after its free|use after free'
 
 out=$(env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$PROG" ok 2>&1); rc=$?
 if [ $rc -ne 0 ] || [ "$out" != ok ]; then
