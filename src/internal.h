@@ -312,10 +312,10 @@ static inline void slot_unlock(slot_t *s) {
     slot_wake(s);
 }
 
-/* Take up to want blocks of class cls, as a NULL-terminated list linked
- * through the blocks' first words, in address order; returns how many (0
- * only when out of memory).  Locks a slot itself. */
-SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **list);
+/* Take up to want blocks of class cls into out[0 .. n), in address order;
+ * returns n (0 only when out of memory).  Locks a slot itself, and touches
+ * no block: the caller links them, after the lock is released. */
+SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **out);
 /* Give back a list of blocks (any classes, linked through their first
  * words, NULL-terminated) to the slabs they came from.  who names the call
  * for error messages. */

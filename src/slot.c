@@ -139,10 +139,10 @@ static void partial_unlink(bin_t *b, slab_t *sl) {
   sl->next = sl->prev = NULL;
 }
 
-/* Up to want blocks from the held slot s, appended at *tail.  Sets *populate
+/* Up to want blocks from the held slot s, into out[].  Sets *populate
  * to a slab worth faulting in at once (a busy bin's fresh slab).  Returns
  * the count; fewer than want means no slab is at hand without mapping. */
-static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void ***tail,
+static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
                                  slab_t **populate) {
   bin_t *b = &s->bins[cls];
   uint32_t size = smp_class[cls].size, count = smp_class[cls].count, first = smp_class[cls].first;
@@ -177,8 +177,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         x &= x - 1;
         void *p = (void *)(sl->base + (uintptr_t)last * size);
         if (checked && last < sl->high) canary_check(p);
-        **tail = p;
-        *tail = (void **)p;
+        out[n + got] = p;
       } while (++got < need && x != 0);
       bits[w] = x;
       if (got == need) break;
@@ -195,18 +194,15 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
   return n;
 }
 
-unsigned slot_take(unsigned cls, unsigned want, void **list) {
-  void *head = NULL, **tail = &head;
+unsigned slot_take(unsigned cls, unsigned want, void **out) {
   unsigned n = 0;
   slab_t *populate = NULL;
   for (;;) {
     slot_t *s = slot_lock();
-    n += slot_take_locked(s, cls, want - n, &tail, &populate);
+    n += slot_take_locked(s, cls, want - n, out + n, &populate);
     slot_unlock(s);
     if (n > 0 || !slab_grow()) break; /* grow maps memory with no lock held */
   }
-  *tail = NULL;
-  *list = head;
   if (populate != NULL) os_populate((void *)populate->base, SMP_SLAB_SIZE);
   slab_maintain(); /* a program that only allocates still returns memory */
   return n;

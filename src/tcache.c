@@ -147,16 +147,23 @@ static void *tcache_oom(void) {
 
 void *tcache_alloc_slow(unsigned cls) {
   tcache_t *tc = tcache_get();
-  void *list;
+  void *v[SMP_TCACHE_COUNT / 2 + 1];
   if (tc == NULL || tc->bins[cls].limit == 0) /* uncached class, or exiting thread */
-    return slot_take(cls, 1, &list) ? list : tcache_oom();
+    return slot_take(cls, 1, v) ? v[0] : tcache_oom();
   tbin_t *b = &tc->bins[cls];
   tbin_grow(b, cls);
-  unsigned n = slot_take(cls, b->limit / 2, &list);
+  unsigned n = slot_take(cls, b->limit / 2, v);
   if (n == 0) return tcache_oom();
-  b->head = *(void **)list;
+  /* Link the rest, lowest address on top (no lock held: the first touch of
+   * a block that went cold waits here, not in a locked section). */
+  void *head = NULL;
+  for (unsigned i = n; i-- > 1;) {
+    *(void **)v[i] = head;
+    head = v[i];
+  }
+  b->head = head;
   b->count = n - 1;
-  return list;
+  return v[0];
 }
 
 void tcache_free_slow(void *p, unsigned cls, const char *who) {
