@@ -11,16 +11,19 @@
  * requests are mapped alone.  Small-block state lives in a few
  * *slots* (one per CPU, at most 128), each with a lock: per size class, the
  * slab it allocates from and its other slabs with free blocks.  Each slab
- * keeps its own free list and a count of blocks out, so an empty slab is
- * seen at once and its pages can go back to the kernel.  A thread locks
- * "its" slot with a try-lock and moves to the next slot if that one is busy
- * (SmpAllocator's rotation), and sleeps rather than spins when all are busy.
+ * keeps a bitmap of its free blocks (not SmpAllocator's list threaded
+ * through them: a batch is taken without reading a block) and a count of
+ * blocks out, so an empty slab is seen at once and its pages can go back to
+ * the kernel.  A thread locks "its" slot with a try-lock and moves to the
+ * next slot if that one is busy (SmpAllocator's rotation), and sleeps
+ * rather than spins when all are busy.
  * In front of the slots each thread has a small cache per class (tcache.c),
  * so the common malloc and free touch no lock and no atomic.
  *
  *   malloc(n):  class = size_class(n); pop the thread's cache for class;
  *               miss: lock a slot, take a batch from its current slab
- *               (free list, then bump), a partial slab, or a pooled/new one.
+ *               (lowest free bits first), a partial slab, or a pooled/new
+ *               one.
  *   free(p):    entry = pagemap[p];           (two loads, no lock)
  *               small: check p is a block start; push on the thread cache;
  *               full: give the older half back to their slabs, each under

@@ -15,8 +15,9 @@
  * Growing and shrinking use mremap, so a big buffer grows without a copy.
  *
  * A freed block of up to SMP_LARGE_CACHE_MAX bytes is not unmapped at once:
- * it waits in a small cache (SMP_LARGE_CACHE_BYTES in all) for a request of
- * about its size, which then costs no system call and no page faults.  Like
+ * it waits in a small cache (SMP_LARGE_CACHE_BYTES in all) for a request it
+ * can hold (the smallest that fits; a much longer one loses its tail),
+ * which then costs no page faults for the pages it already has.  Like
  * empty slabs, cached blocks go back to the kernel after the purge delay, or
  * at once past the budget, or on malloc_trim/smp_collect.  The unmapping is
  * done outside the cache's lock.
