@@ -214,35 +214,34 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
   os_fatal(who, "double free (or corrupted heap) of", p);
 }
 
-/* Return p, block idx of its slab sl, owned by the held slot s.  A block
- * whose bit is set already was freed twice (or never handed out).  True if
- * the slab emptied and left its class. */
-static inline bool slab_put(slot_t *s, slab_t *sl, void *p, uint32_t idx, const char *who) {
-  uint64_t bit = (uint64_t)1 << (idx % 64), *w = &sl->bits[idx / 64];
-  if (unlikely(*w & bit)) slot_bad_free(p, who);
-  *w |= bit;
-  if (idx / 64 < sl->hint) sl->hint = (uint16_t)(idx / 64);
-  if (smp_opt.checked) canary_set(p);
-  sl->used--;
-  if (sl->state == SLAB_FULL) {
-    partial_push(&s->bins[sl->cls], sl);
-  } else if (sl->used == 0 && sl->state == SLAB_PARTIAL) {
+/* `freed` blocks of slab sl (owned by the held slot s) came back: their bits
+ * are set, and no word below `low` gained one... */
+static void slab_settle(slot_t *s, slab_t *sl, uint32_t freed, uint32_t low) {
+  if (low < sl->hint) sl->hint = (uint16_t)low;
+  sl->used -= freed;
+  if (sl->state == SLAB_FULL) partial_push(&s->bins[sl->cls], sl);
+  if (sl->used == 0 && sl->state == SLAB_PARTIAL) { /* ...and it emptied: to the pool */
     partial_unlink(&s->bins[sl->cls], sl);
     slab_release(sl);
-    return true;
   }
-  return false;
 }
 
+/* Blocks come back a run of the same slab at a time (a thread cache's list
+ * mostly is one): the slab is looked up, and its count and state settled,
+ * once per run; per block, one bit is tested and set.  A bit set already
+ * means the block was freed twice (or never handed out). */
 void slot_give(void *list, const char *who) {
   slot_t *held = NULL;
   slab_t *sl = NULL;
-  uintptr_t granule = 0; /* of sl; 0: look it up */
-  uint32_t recip = 0;
+  uintptr_t granule = 0, base = 0; /* of sl; granule 0: none */
+  uint64_t *bits = NULL;
+  uint32_t recip = 0, freed = 0, low = 0;
+  bool checked = smp_opt.checked;
   while (list != NULL) {
     void *p = list;
     list = *(void **)p;
-    if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) { /* lists run by slab: look up per run */
+    if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) {
+      if (freed) slab_settle(held, sl, freed, low);
       uint64_t e = pagemap_get(p);
       /* Checked when it was freed; gone since: its slab emptied, so p was
        * in the list twice. */
@@ -257,11 +256,20 @@ void slot_give(void *list, const char *who) {
         slot_lock_blocking(o);
         held = o;
       }
+      base = sl->base;
+      bits = sl->bits;
+      freed = 0;
+      low = UINT32_MAX;
     }
-    uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - sl->base) * recip) >> 32);
-    if (slab_put(held, sl, p, idx, who))
-      granule = 0; /* it left its class: a later block there is looked up again */
+    uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - base) * recip) >> 32);
+    uint64_t bit = (uint64_t)1 << (idx % 64), *w = &bits[idx / 64];
+    if (unlikely(*w & bit)) slot_bad_free(p, who);
+    *w |= bit;
+    if (idx / 64 < low) low = idx / 64;
+    if (checked) canary_set(p);
+    freed++;
   }
+  if (freed) slab_settle(held, sl, freed, low);
   if (held) slot_unlock(held);
   slab_maintain();
 }
