@@ -82,6 +82,15 @@
 #define SMP_PURGE_THRESHOLD (8u << 20)
 #endif
 
+/* ...and, unless SMPALLOC_PURGE_THRESHOLD is set, also up to the room
+ * between the memory in use and its recent peak, but never more than this:
+ * a program that frees a burst and allocates it again keeps its pages, and
+ * one that frees a lot and then makes no allocator call (nothing to run the
+ * delayed purge) holds at most this much. */
+#ifndef SMP_PURGE_PEAK_MAX
+#define SMP_PURGE_PEAK_MAX (64u << 20)
+#endif
+
 /* Empty slabs that stay resident however long they wait: this many, or an
  * eighth of the slabs in use if more (1 MiB: an emptied heap falls to it). */
 #ifndef SMP_PURGE_KEEP_SLABS

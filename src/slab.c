@@ -370,7 +370,8 @@ static void dirty_push(slab_t *sl, uint32_t now) {
  *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD, an
  *     eighth of the granules in use, and - unless the threshold was set -
  *     the headroom between the granules in use and their peak since the
- *     last delayed purge); past it they go back at once, down to half the
+ *     last delayed purge, at most SMP_PURGE_PEAK_MAX); past it they go back
+ *     at once, down to half the
  *     cap: runs first, then slabs in address order, merged into ranges.
  *     (Hysteresis: purging only down to the cap would make every release
  *     past it a system call and a TLB shootdown of its own.)  The headroom
@@ -395,7 +396,9 @@ static size_t dirty_cap(void) {
   if (smp_opt.purge_peak) { /* the default: also the headroom below the peak */
     size_t in = atomic_load_explicit(&active_slabs, memory_order_relaxed);
     size_t pk = atomic_load_explicit(&active_peak, memory_order_relaxed);
-    if (pk > in && pk - in > t) t = pk - in;
+    size_t room = pk > in ? pk - in : 0;
+    if (room > SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE) room = SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE;
+    if (room > t) t = room;
   }
   return a > t ? a : t;
 }

@@ -11,8 +11,12 @@
  *                        frees them all, and prints "peak=R0 after=R1": the
  *                        resident set (bytes) before and right after the
  *                        frees, with no other call in between
- *   opt_prog burst       the same 64 MiB allocated, freed and allocated again
- *                        at once; prints "faults1=F1 faults2=F2 peak1=R1
+ *   opt_prog idle        allocates 160 MiB of the same blocks, touches them,
+ *                        frees them all and prints "start=R0 peak=R1
+ *                        after=R2": what a program that then goes idle
+ *                        (no allocator call) holds
+ *   opt_prog burst       32 MiB of the same blocks allocated, freed and
+ *                        allocated again at once; prints "faults1=F1 faults2=F2 peak1=R1
  *                        peak2=R2": minor page faults taken by each round of
  *                        allocation and the resident set after each
  *
@@ -96,13 +100,29 @@ int main(int argc, char **argv) {
     printf("%zu\n", st.slots);
     return 0;
   }
+  if (strcmp(mode, "idle") == 0) {
+    size_t n = 5 * (PURGE_COUNT / 2), start = rss_bytes();
+    void **v = malloc(n * sizeof *v);
+    if (v == NULL) return 1;
+    for (size_t i = 0; i < n; i++) {
+      if ((v[i] = malloc(PURGE_BLOCK)) == NULL) return 1;
+      memset(v[i], 0x5a, PURGE_BLOCK);
+    }
+    size_t peak = rss_bytes();
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+    size_t after = rss_bytes();
+    say("main-done\n");
+    printf("start=%zu peak=%zu after=%zu\n", start, peak, after);
+    return 0;
+  }
   if (strcmp(mode, "burst") == 0) {
     long faults[2];
     size_t peak[2];
     for (int round = 0; round < 2; round++) {
       struct rusage r0, r1;
       getrusage(RUSAGE_SELF, &r0);
-      for (size_t i = 0; i < PURGE_COUNT; i++) {
+      for (size_t i = 0; i < PURGE_COUNT / 2; i++) {
         blocks[i] = malloc(PURGE_BLOCK);
         if (blocks[i] == NULL) return 1;
         memset(blocks[i], 0x5a, PURGE_BLOCK);
@@ -111,7 +131,7 @@ int main(int argc, char **argv) {
       faults[round] = r1.ru_minflt - r0.ru_minflt;
       peak[round] = rss_bytes();
       if (round == 0)
-        for (size_t i = 0; i < PURGE_COUNT; i++) free(blocks[i]);
+        for (size_t i = 0; i < PURGE_COUNT / 2; i++) free(blocks[i]);
     }
     say("main-done\n");
     printf("faults1=%ld faults2=%ld peak1=%zu peak2=%zu\n", faults[0], faults[1], peak[0], peak[1]);
