@@ -15,8 +15,8 @@
  * through them: a batch is taken without reading a block) and a count of
  * blocks out, so an empty slab is seen at once and its pages can go back to
  * the kernel.  A thread locks "its" slot with a try-lock and moves to the
- * next slot if that one is busy (SmpAllocator's rotation), and sleeps
- * rather than spins when all are busy.
+ * next slot if that one is busy (SmpAllocator's rotation); when all are
+ * busy it polls a lock briefly, then sleeps on it.
  * In front of the slots each thread has a small cache per class (tcache.c),
  * so the common malloc and free touch no lock and no atomic.
  *
