@@ -371,8 +371,8 @@ static void dirty_push(slab_t *sl, uint32_t now) {
  *     eighth of the granules in use, and - unless the threshold was set -
  *     the headroom between the granules in use and their peak since the
  *     last delayed purge, at most SMP_PURGE_PEAK_MAX); past it they go back
- *     at once, down to half the
- *     cap: runs first, then slabs in address order, merged into ranges.
+ *     at once, down to half the cap: runs first, then slabs in address
+ *     order, merged into ranges.
  *     (Hysteresis: purging only down to the cap would make every release
  *     past it a system call and a TLB shootdown of its own.)  The headroom
  *     term lets a program that frees a burst and allocates it again (a
