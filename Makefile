@@ -16,11 +16,12 @@ LIB_SO  := $(BUILD)/libsmpalloc.so
 LIB_A   := $(BUILD)/libsmpalloc.a
 
 # The allocator core (no libc names) and the file that adds the libc names.
-CORE_SRCS    := src/os.c src/sizeclass.c src/pagemap.c src/slab.c src/slot.c \
-                src/tcache.c src/large.c src/options.c src/stats.c src/alloc.c
+CORE_SRCS    := src/os.c src/lock.c src/options.c src/sizeclass.c src/pagemap.c \
+                src/chunk.c src/slab.c src/slot.c src/large.c src/tcache.c \
+                src/purge.c src/stats.c src/init.c src/alloc.c
 OVERRIDE_SRC := src/override.c
 LIB_SRCS     := $(CORE_SRCS) $(OVERRIDE_SRC)
-LIB_HDRS     := include/smpalloc.h src/internal.h src/config.h src/options.h
+LIB_HDRS     := include/smpalloc.h $(wildcard src/*.h)
 
 # Flags every build of the core uses (sanitizer builds add theirs).
 SMP_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
@@ -53,15 +54,22 @@ $(LIB_SO): $(LIB_OBJS_PIC)
 	  -o $@ $^ -lpthread
 	ln -sf libsmpalloc.so $(BUILD)/$(SONAME)  # for programs linked with -Lbuild -lsmpalloc
 
+# The archive holds one relocatable object whose hidden symbols are made
+# local: a program linked with it sees only the public names (smp_* and the
+# libc names), never internals such as os_map or stats_init.
+OBJCOPY ?= objcopy
 $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(CC) -r -nostdlib -o $(BUILD)/obj/smpalloc.o $^
+	$(OBJCOPY) --localize-hidden $(BUILD)/obj/smpalloc.o
+	$(AR) rcs $@ $(BUILD)/obj/smpalloc.o
 
 include tests/tests.mk
 include tools/tools.mk
 include bench/bench.mk
 include mk/install.mk
 include tests/trust.mk
+-include tests/trust/harden.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

@@ -5,185 +5,208 @@
  * ## Basic design
  * (The whole picture, for a reader who opens only one file.)
  *
- * smpalloc is Zig's SmpAllocator carried into C and completed.  Memory for
- * requests up to 32 KiB comes from 64 KiB slabs, one size class per slab;
- * up to 1 MiB from runs of whole 64 KiB granules of the same chunks; bigger
- * requests are mapped alone.  Small-block state lives in a few
- * *slots* (one per CPU, at most 128), each with a lock: per size class, the
- * slab it allocates from and its other slabs with free blocks.  Each slab
- * keeps a bitmap of its free blocks (not SmpAllocator's list threaded
- * through them: a batch is taken without reading a block) and a count of
- * blocks out, so an empty slab is seen at once and its pages can go back to
- * the kernel.  A thread locks "its" slot with a try-lock and moves to the
- * next slot if that one is busy (SmpAllocator's rotation); when all are
- * busy it polls a lock briefly, then sleeps on it.
- * In front of the slots each thread has a small cache per class (tcache.c),
- * so the common malloc and free touch no lock and no atomic.
+ * smpalloc is Zig's SmpAllocator carried into C and completed.  Requests up
+ * to 32 KiB come from 64 KiB slabs, one size class per slab; up to 1 MiB
+ * from runs of whole 64 KiB granules of the same chunks; bigger requests are
+ * mapped alone.  Small-block state lives in a few *slots* (one per CPU, at
+ * most 128), each with a lock: per size class, the slab it allocates from
+ * and its other slabs with free blocks.  Each slab keeps a bitmap of its
+ * free blocks and a count of blocks out, both out of band, so an empty slab
+ * is seen at once and its pages can go back to the kernel.  A thread locks
+ * "its" slot with a try-lock and moves to the next slot if that one is busy
+ * (SmpAllocator's rotation).  In front of the slots each thread has a small
+ * array of free blocks per class, so the common malloc and free touch no
+ * lock and no atomic.
  *
- *   malloc(n):  class = size_class(n); pop the thread's cache for class;
+ *   malloc(n):  class = size_class(n); pop the thread's array for class;
  *               miss: lock a slot, take a batch from its current slab
- *               (lowest free bits first), a partial slab, or a pooled/new
- *               one.
+ *               (lowest free bits first), a partial slab, or a new one.
  *   free(p):    entry = pagemap[p];           (two loads, no lock)
- *               small: check p is a block start; push on the thread cache;
- *               full: give the older half back to their slabs, each under
- *               its owning slot's lock; a slab whose count reaches 0 goes
- *               to the pool, and after a delay its pages to the kernel.
- *               large: a run goes to the pool too; a mapping to a small
- *               cache of mappings, or munmap.
+ *               small: check p is a block start that was handed out, and
+ *               not free already (the free key); push on the thread's
+ *               array; full: give the older half back to their slabs,
+ *               each under its owning slot's lock; a slab whose count
+ *               reaches 0 goes to the pool, and later its pages to the
+ *               kernel.  large: a run goes to the pool too; a mapping to a
+ *               small cache of mappings, or munmap.
  *
- * free() needs no size: the page map (pagemap.c) says, for every 64 KiB of
- * address space, which class the slab there holds or how long the large
- * block starting there is.  That is also how foreign and interior pointers
- * are caught: no entry, or an offset that is not a multiple of the class
- * size, aborts with a one-line message instead of corrupting a list.
+ * free() needs no size: the page map says, for every 64 KiB of address
+ * space, which slab is there or how long the large block starting there is.
+ * That is also how foreign and interior pointers are caught: no entry, or an
+ * offset that is not a multiple of the class size, aborts with a one-line
+ * message instead of corrupting anything.
  *
- * Small blocks carry no header: a 3-byte request costs 8 bytes.  Blocks are
- * 8-byte aligned; a block whose size is a multiple of 16 is 16-aligned
- * (every class that is a multiple of 16 sits at multiples of its size from
- * a 64 KiB-aligned slab).  Aligned requests pick the smallest class whose
- * size is a multiple of the alignment; alignments beyond 32 KiB go large.
+ * Safe by default.  No allocator state sits next to a user block: bitmaps,
+ * descriptors, thread caches and the page map live in guarded metadata
+ * regions, and free blocks are linked by nothing.  A free block carries a
+ * random per-process key in its first word, cleared when it is handed out
+ * again: free, realloc or free_sized of a block that holds it is a double
+ * free (abort), whichever thread's cache or slab the block sits in.  A block
+ * start past the slab's high-water mark was never handed out (abort).  Both
+ * checks cost a few instructions on the free path (docs/trust.md).
  *
- * Where the files are: os.c (every system call), sizeclass.c (the class
- * table), pagemap.c (address -> slab), slab.c (chunks, slabs, runs,
- * descriptors, the pool of empty ones, returning memory), slot.c (slots, locks, batches, fork),
- * tcache.c (thread caches), large.c (big blocks), options.c (SMPALLOC_*),
- * stats.c (statistics), override.c (the libc names).
+ * Small blocks carry no header: a 3-byte request costs 8 bytes, and every
+ * block of 16 bytes or more is 16-aligned.  Aligned requests pick the
+ * smallest class whose size is a multiple of the alignment; alignments
+ * beyond 32 KiB go large.
+ *
+ * The layers, each file calling only those below it:
+ *   override.c   the libc names
+ *   alloc.c      the smp_* entry points (this file)
+ *   init.c       start-up, fork, thread exit     stats.c   statistics
+ *   purge.c      the purge policy, the reclaim path
+ *   tcache.c     thread caches
+ *   slot.c       slots, rotation, batches        large.c   runs, mappings
+ *   slab.c       one slab's bitmap
+ *   chunk.c      chunks, descriptors, the pool of free granules, metadata
+ *   pagemap.c    address -> slab or large block  sizeclass.c  the classes
+ *   lock.c       the mutex                       options.c    SMPALLOC_*
+ *   os.c         every system call
  */
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "init.h"
+#include "large.h"
+#include "os.h"
+#include "pagemap.h"
+#include "purge.h"
+#include "slab.h"
 #include "smpalloc.h"
-
-#define SMP_ALIGN_NATURAL 8u
+#include "tcache.h"
 
 static inline bool is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-/* ---- small blocks -------------------------------------------------------- */
-
-/* A block of class c, or NULL when out of memory: pop the thread cache. */
-static inline void *small_alloc(unsigned c) {
-  tbin_t *b = &smp_tl_cache->bins[c];
-  void *p = b->head;
-  if (likely(p != NULL)) {
-    b->head = *(void **)p;
-    b->count--;
-    return p;
-  }
-  return tcache_alloc_slow(c);
-}
-
-/* Free the small block p of class c: push on the thread cache. */
-/* The same block freed twice in a row.  (Not noreturn, like bad_interior
- * below: the fast path reaches it by a tail jump and keeps no frame.) */
-SMP_NOINLINE SMP_COLD static void double_free(const void *p, const char *who) {
-  os_fatal(who, "double free of", p);
-}
-
-static inline void small_free(void *p, unsigned c, const char *who) {
-  tbin_t *b = &smp_tl_cache->bins[c];
-  if (likely(b->count < b->limit)) {
-    if (unlikely(b->head == p)) return double_free(p, who);
-    *(void **)p = b->head;
-    b->head = p;
-    b->count++;
-    return;
-  }
-  tcache_free_slow(p, c, who);
-}
-
-/* Not the start of a block: an interior or misaligned pointer.  (A plain
- * function, not noreturn, so the fast path reaches it by a tail jump and
- * keeps no stack frame of its own.) */
-SMP_NOINLINE SMP_COLD static void bad_interior(const void *p, const char *who) {
-  os_fatal(who, "invalid pointer (inside a block, not its start)", p);
-}
-
-/* The class of the small block p described by slab entry e; aborts if p is
- * not the start of a block. */
-static inline unsigned small_class_of(const void *p, uint64_t e, const char *who) {
-  unsigned c = pm_class(e);
-  if (unlikely(!block_start((uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1)), &smp_class[c])))
-    bad_interior(p, who);
-  return c;
-}
-
-/* Slab entries carry class + 1 in their top 16 bits; large ones never do. */
-static inline bool is_slab(uint64_t e) { return (e >> 48) != 0; }
-
-/* Checks on a pointer that is not a small block: NULL is for the caller to
- * handle; no entry or not the start of the large block aborts. */
-SMP_COLD static void bad_pointer(const void *p, const char *who) {
-  os_fatal(who, "invalid pointer (not allocated by smpalloc, or already freed)", p);
-}
-static inline void large_check(const void *p, uint64_t e, const char *who) {
-  if (unlikely(e == 0 || ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) != 0)) bad_pointer(p, who);
-}
-
-/* ---- shared paths ------------------------------------------------------- */
 
 static void *fail(int err) {
   errno = err;
   return NULL;
 }
 
-SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
-  void *p = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0, NULL);
-  return likely(p != NULL) ? p : fail(ENOMEM);
+/* ---- the checks ------------------------------------------------------------ */
+
+SMP_COLD static void bad_pointer(const void *p, const char *who) {
+  os_fatal(who, "invalid pointer (not allocated by smpalloc, or already freed)", p);
+}
+SMP_COLD static void bad_interior(const void *p, const char *who) {
+  os_fatal(who, "invalid pointer (inside a block, not its start)", p);
+}
+SMP_COLD static void bad_never(const void *p, const char *who) {
+  os_fatal(who, "invalid pointer (a block that was never allocated)", p);
+}
+SMP_COLD static void double_free(const void *p, const char *who) {
+  os_fatal(who, "double free (the block is free already) of", p);
 }
 
-/* The malloc fast path: a table lookup and a pop.  The slow paths set
- * errno themselves, so nothing here waits on their result. */
-static inline void *alloc_small_or_large(size_t n) {
+/* The class of the small block p of slab sl, after checking that p is the
+ * start of a block that was handed out.  One multiply tells a block start
+ * (sizeclass.h); the high-water mark tells a block never handed out. */
+static inline unsigned small_check(const void *p, const slab_t *sl, const char *who) {
+  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
+  if (unlikely(off * sl->recip >= 0x10000u)) bad_interior(p, who);
+  if (unlikely(off >= atomic_load_explicit(&((slab_t *)sl)->high_off, memory_order_relaxed)))
+    bad_never(p, who);
+  return sl->cls;
+}
+
+/* A large block must start where its entry is. */
+static inline void large_check(const void *p, pm_entry_t e, const char *who) {
+  if (unlikely(pm_kind(e) < PM_RUN || ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) != 0))
+    bad_pointer(p, who);
+}
+
+/* ---- small blocks -------------------------------------------------------- */
+
+SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
+  if (!tcache_ready()) init_thread();
+  void *p = tcache_alloc_slow(c);
+  if (p == NULL && purge_reclaim()) p = tcache_alloc_slow(c);
+  purge_maintain(); /* a program that only allocates still returns memory */
+  return p != NULL ? p : fail(ENOMEM);
+}
+
+/* A block of class c, or NULL (ENOMEM): pop the thread's cache, and clear
+ * the free key of the block handed out. */
+static inline void *small_alloc(unsigned c) {
+  void *p = tcache_pop(c);
+  if (likely(p != NULL)) {
+    *(uint64_t *)p = 0;
+    return p;
+  }
+  return small_alloc_slow(c);
+}
+
+SMP_NOINLINE static void small_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
+  if (!tcache_ready()) init_thread();
+  tcache_free_slow(p, c, owner, who);
+  purge_maintain();
+}
+
+/* Free the small block p of slab sl: mark it free (the key), then push it
+ * on the thread's cache. */
+static inline void small_free(void *p, slab_t *sl, const char *who) {
+  unsigned c = small_check(p, sl, who);
+  uint64_t key = smp_free_key;
+  if (unlikely(*(uint64_t *)p == key)) double_free(p, who);
+  *(uint64_t *)p = key;
+  if (likely(tcache_push(p, c, sl->owner))) return;
+  small_free_slow(p, c, sl->owner, who);
+}
+
+/* ---- large blocks and the shared paths ------------------------------------- */
+
+/* A large block, reclaiming memory once if the first try fails. */
+SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed) {
+  if (!tcache_ready()) init_thread();
+  void *p = large_alloc(n, align, zeroed);
+  if (p == NULL && purge_reclaim()) p = large_alloc(n, align, zeroed);
+  purge_maintain();
+  return p != NULL ? p : fail(ENOMEM);
+}
+
+SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
+  return n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc_retry(n, 0, NULL);
+}
+
+/* The malloc fast path: a table lookup and a pop. */
+static inline void *alloc_any(size_t n) {
   if (likely(n <= 1024)) return small_alloc(smp_class_by8[(n + 7) >> 3]);
   return alloc_mid_or_large(n);
 }
 
-/* align: a power of two. */
+/* align: a power of two.  Blocks of 16 bytes or more are 16-aligned. */
 static void *alloc_aligned(size_t align, size_t n) {
-  if (align <= SMP_ALIGN_NATURAL) return alloc_small_or_large(n);
+  if (align <= 8 || (align <= SMP_ALIGN_MIN && n > 8)) return alloc_any(n);
   unsigned c = size_class_aligned(n, align);
-  void *p = c < SMP_NCLASS ? small_alloc(c) : large_alloc(n, align, NULL);
-  return p != NULL ? p : fail(ENOMEM);
+  return c < SMP_NCLASS ? small_alloc(c) : large_alloc_retry(n, align, NULL);
 }
 
-SMP_NOINLINE static void free_slow(void *p, uint64_t e, const char *who) {
+SMP_NOINLINE static void free_large(void *p, pm_entry_t e, const char *who) {
   if (p == NULL) return;
   large_check(p, e, who);
   large_free(p, e);
-}
-
-/* Free the small block p of entry e: on the thread cache if its slab is
- * this thread's slot's, else on the remote batch. */
-static inline void small_free_entry(void *p, uint64_t e, const char *who) {
-  unsigned c = pm_class(e);
-  if (unlikely(!block_start((uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1)), &smp_class[c])))
-    return bad_interior(p, who);
-  if (likely(pm_owner(e) == smp_tl_slot)) return small_free(p, c, who);
-  tcache_free_remote(p, who);
+  purge_maintain();
 }
 
 static inline void free_any(void *p, const char *who) {
-  uint64_t e = pagemap_get(p);
-  if (likely(is_slab(e))) {
-    small_free_entry(p, e, who);
+  pm_entry_t e = pagemap_get(p);
+  if (likely(pm_kind(e) == PM_SLAB)) {
+    small_free(p, pm_desc(e), who);
     return;
   }
-  free_slow(p, e, who);
+  free_large(p, e, who);
 }
 
-/* The usable size of p, checking p as `who` would. */
 size_t usable_size(const void *p, const char *who) {
-  uint64_t e = pagemap_get(p);
-  if (is_slab(e)) return smp_class[small_class_of(p, e, who)].size;
+  pm_entry_t e = pagemap_get(p);
+  if (pm_kind(e) == PM_SLAB) return smp_class[small_check(p, pm_desc(e), who)].size;
   large_check(p, e, who);
   return large_size(e);
 }
 
 /* ---- the malloc family -------------------------------------------------- */
 
-SMP_API void *smp_malloc(size_t n) { return alloc_small_or_large(n); }
+SMP_API void *smp_malloc(size_t n) { return alloc_any(n); }
 
 SMP_API void smp_free(void *p) { free_any(p, "free"); }
 
@@ -192,46 +215,45 @@ SMP_API void *smp_calloc(size_t count, size_t size) {
   if (unlikely(__builtin_mul_overflow(count, size, &n))) return fail(ENOMEM);
   if (likely(n <= SMP_SMALL_MAX)) {
     void *p = small_alloc(size_class(n));
-    if (unlikely(p == NULL)) return fail(ENOMEM);
-    return memset(p, 0, n);
+    return p != NULL ? memset(p, 0, n) : NULL;
   }
   bool zeroed;
-  void *p = large_alloc(n, 0, &zeroed);
-  if (p == NULL) return fail(ENOMEM);
-  return zeroed ? p : memset(p, 0, n); /* fresh pages are zero; cached ones not */
+  void *p = large_alloc_retry(n, 0, &zeroed);
+  if (p == NULL) return NULL;
+  return zeroed ? p : memset(p, 0, n); /* fresh pages are zero; reused ones not */
 }
 
 SMP_API void *smp_realloc(void *p, size_t n) {
-  if (p == NULL) return alloc_small_or_large(n);
+  if (p == NULL) return alloc_any(n);
   if (n == 0) { /* glibc: free and return NULL */
     free_any(p, "realloc");
     return NULL;
   }
-  uint64_t e = pagemap_get(p);
-  if (likely(is_slab(e))) {
-    unsigned c = small_class_of(p, e, "realloc");
+  pm_entry_t e = pagemap_get(p);
+  if (likely(pm_kind(e) == PM_SLAB)) {
+    slab_t *sl = pm_desc(e);
+    unsigned c = small_check(p, sl, "realloc");
+    if (unlikely(*(uint64_t *)p == smp_free_key)) double_free(p, "realloc");
     size_t have = smp_class[c].size;
-    /* Stay in place while the block is at most twice what is asked, and
-     * aligned as a fresh block of n bytes would be (16 for multiples of 16). */
-    if (n <= have && (n >= have / 2 || size_class(n) == c) &&
-        ((n & 15) != 0 || ((uintptr_t)p & 15) == 0))
-      return p;
-    void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc(n, 0, NULL);
-    if (q == NULL) return n <= have ? p : fail(ENOMEM);
+    /* Stay in place while the block is at most twice what is asked. */
+    if (n <= have && (n >= have / 2 || size_class(n) == c)) return p;
+    void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc_retry(n, 0, NULL);
+    if (q == NULL) return n <= have ? p : NULL;
     memcpy(q, p, n < have ? n : have);
-    small_free_entry(p, e, "realloc");
+    small_free(p, sl, "realloc");
     return q;
   }
   large_check(p, e, "realloc");
   if (n > SMP_SMALL_MAX) {
     void *q = large_remap(p, e, n, 0, true);
+    if (q == NULL && purge_reclaim()) q = large_remap(p, e, n, 0, true);
     return q != NULL ? q : fail(ENOMEM);
   }
-  /* Large to small: copy down and unmap. */
+  /* Large to small: copy down and free. */
   void *q = small_alloc(size_class(n));
   if (q == NULL) return p; /* still valid and at least n bytes */
   memcpy(q, p, n);
-  large_free(p, e);
+  free_large(p, e, "realloc");
   return q;
 }
 
@@ -258,12 +280,12 @@ SMP_API int smp_posix_memalign(void **out, size_t align, size_t n) {
   return 0;
 }
 
-SMP_API void *smp_valloc(size_t n) { return alloc_aligned(SMP_PAGE_SIZE, n); }
+SMP_API void *smp_valloc(size_t n) { return alloc_aligned(os_page_size(), n); }
 
 SMP_API void *smp_pvalloc(size_t n) {
-  size_t r = (n + SMP_PAGE_SIZE - 1) & ~(size_t)(SMP_PAGE_SIZE - 1);
+  size_t page = os_page_size(), r = (n + page - 1) & ~(page - 1);
   if (r < n) return fail(ENOMEM);
-  return alloc_aligned(SMP_PAGE_SIZE, r ? r : SMP_PAGE_SIZE);
+  return alloc_aligned(page, r ? r : page);
 }
 
 SMP_API size_t smp_usable_size(const void *p) {
@@ -297,8 +319,8 @@ SMP_API void *smp_alloc(size_t len, size_t align) {
 SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
   (void)len;
   if (p == NULL) return false;
-  uint64_t e = pagemap_get(p);
-  if (is_slab(e)) return new_len <= smp_class[small_class_of(p, e, "smp_resize")].size;
+  pm_entry_t e = pagemap_get(p);
+  if (pm_kind(e) == PM_SLAB) return new_len <= smp_class[small_check(p, pm_desc(e), "smp_resize")].size;
   large_check(p, e, "smp_resize");
   return large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
 }
@@ -306,19 +328,15 @@ SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
 SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
   (void)len;
   if (p == NULL || new_len == 0) return NULL;
-  uint64_t e = pagemap_get(p);
-  if (is_slab(e)) /* small blocks never move by themselves: the caller copies */
-    return new_len <= smp_class[small_class_of(p, e, "smp_remap")].size ? p : NULL;
+  pm_entry_t e = pagemap_get(p);
+  if (pm_kind(e) == PM_SLAB) /* small blocks never move by themselves: the caller copies */
+    return new_len <= smp_class[small_check(p, pm_desc(e), "smp_remap")].size ? p : NULL;
   large_check(p, e, "smp_remap");
   if (align == 0) align = 1;
   return large_remap(p, e, new_len, align, true);
 }
 
-SMP_API size_t smp_collect(void) {
-  tcache_flush_all();
-  slot_collect();
-  return slab_purge(true) + large_purge(true);
-}
+SMP_API size_t smp_collect(void) { return purge_all(); }
 
 SMP_API void smp_dealloc(void *p, size_t len, size_t align) {
   (void)align;

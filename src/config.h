@@ -127,15 +127,57 @@
 #define SMP_CACHE_LINE 64
 #endif
 
+/* Metadata (descriptors, bitmaps, thread caches) comes from regions of this
+ * many bytes, each with a guard page at both ends: a user block that
+ * overflows can never reach allocator state. */
+#ifndef SMP_META_REGION
+#define SMP_META_REGION (256u << 10)
+#endif
+
+/* Freed mappings the large-block cache can hold at most (it is searched
+ * linearly, under its lock, on a large malloc). */
+#ifndef SMP_LARGE_CACHE_ENTRIES
+#define SMP_LARGE_CACHE_ENTRIES 256u
+#endif
+
+/* Neighbouring slabs merged into one madvise per purge batch: at most this
+ * many ranges are picked under the pool lock at a time. */
+#ifndef SMP_PURGE_RANGES
+#define SMP_PURGE_RANGES 128u
+#endif
+
+/* Checked mode fills a freed block with a pattern up to this many bytes
+ * (the whole block for every class: 32 KiB) and verifies it when the block
+ * leaves its slab or the slab empties. */
+#ifndef SMP_CHECKED_FILL_MAX
+#define SMP_CHECKED_FILL_MAX (32u << 10)
+#endif
+
+/* Threads that wait on the lock of a contended slot re-read the CPU count
+ * at most this often (ms): taskset or a cgroup change is noticed. */
+#ifndef SMP_RECOUNT_MS
+#define SMP_RECOUNT_MS 1000u
+#endif
+
 /* ---- derived, not tunable ---------------------------------------------- */
 #define SMP_SLAB_SIZE ((size_t)1 << SMP_SLAB_SHIFT)
-#define SMP_PAGE_SIZE 4096u   /* checked against the kernel's at start-up */
+#define SMP_CHUNK_SLABS (SMP_CHUNK_SIZE / SMP_SLAB_SIZE)
+#define SMP_RUN_KMAX (SMP_RUN_MAX / SMP_SLAB_SIZE)
+/* The smallest page size we build for; the kernel's is read at start-up
+ * (os_page_size) and must divide the slab size. */
+#define SMP_MIN_PAGE 4096u
+/* Blocks of 16 bytes or more are 16-aligned (alignof(max_align_t) on
+ * x86-64 and aarch64); 8-byte blocks are 8-aligned. */
+#define SMP_ALIGN_MIN 16u
 
 #if SMP_SMALL_MAX > (1u << SMP_SLAB_SHIFT) / 2
 #error "SMP_SMALL_MAX must be at most half a slab"
 #endif
 #if SMP_SMALL_MAX != (32u << 10)
 #error "the class table in sizeclass.c is laid out for SMP_SMALL_MAX == 32 KiB"
+#endif
+#if SMP_CHECKED_FILL_MAX < 8
+#error "SMP_CHECKED_FILL_MAX must cover at least the first word"
 #endif
 #if SMP_CHUNK_SIZE % (1u << SMP_SLAB_SHIFT) != 0
 #error "SMP_CHUNK_SIZE must be a multiple of the slab size"
@@ -144,7 +186,7 @@
 #error "SMP_RUN_MAX must be a multiple of the slab size, at most a chunk"
 #endif
 #if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 128
-#error "SMP_MAX_SLOTS must be in 1..128 (the page map holds a slot index in 7 bits)"
+#error "SMP_MAX_SLOTS must be in 1..128 (a descriptor holds the owner in 8 bits)"
 #endif
 
 #endif /* SMP_CONFIG_H */

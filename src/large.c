@@ -1,45 +1,69 @@
 /*
- * large.c - blocks beyond the slab classes (> SMP_SMALL_MAX, or aligned
- * beyond what a class can give).
- *
- * Up to SMP_RUN_MAX (1 MiB) a large block is a run of whole 64 KiB granules
- * carved from the slab chunks (slab.c): no system call to get or free one,
- * and freed runs are reused, split, and purged like empty slabs.  Realloc
- * of a run copies (cheaper at these sizes than moving pages).
- *
- * Beyond that each is its own mapping, 64 KiB-aligned (or more, for larger
- * alignments),
- * its length rounded to 64 KiB, so that no two of our blocks or slabs ever
- * share a page-map granule.  The block's page-map entry holds the mapping's
- * length: there is no header, and the user's pointer is the mapping's start.
- * Growing and shrinking use mremap, so a big buffer grows without a copy.
- *
- * A freed block of up to SMP_LARGE_CACHE_MAX bytes is not unmapped at once:
- * it waits in a small cache (SMP_LARGE_CACHE_BYTES in all) for a request it
- * can hold (the smallest that fits; a much longer one loses its tail),
- * which then costs no page faults for the pages it already has.  Like
- * empty slabs, cached blocks go back to the kernel after the purge delay, or
- * at once past the budget, or on malloc_trim/smp_collect.  The unmapping is
- * done outside the cache's lock.
+ * large.c - runs and mapped blocks, and the cache of freed mappings (see
+ * large.h).
  */
 #include <string.h>
 
-#include "internal.h"
+#include "chunk.h"
+#include "large.h"
+#include "lock.h"
 #include "options.h"
+#include "os.h"
 
-#define LARGE_GRANULE SMP_SLAB_SIZE
+#define GRANULE SMP_SLAB_SIZE
+#define LARGE_LIMIT ((size_t)1 << 46) /* no block beyond 64 TiB */
+
+static _Atomic size_t n_blocks, n_bytes;
+
+static void count(size_t bytes, int sign) {
+  if (sign > 0) {
+    atomic_fetch_add_explicit(&n_blocks, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
+  } else {
+    atomic_fetch_sub_explicit(&n_blocks, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&n_bytes, bytes, memory_order_relaxed);
+  }
+}
+
+void large_counters(size_t *blocks, size_t *bytes) {
+  *blocks = atomic_load_explicit(&n_blocks, memory_order_relaxed);
+  *bytes = atomic_load_explicit(&n_bytes, memory_order_relaxed);
+}
 
 /* n rounded up to a whole granule (at least one: aligned_alloc(2 MiB, 0)
- * gets a block too); 0 if that overflows. */
+ * gets a block too); 0 if that overflows or passes the limit. */
 static size_t large_round(size_t n) {
-  if (n == 0) return LARGE_GRANULE;
-  if (n > SIZE_MAX - (LARGE_GRANULE - 1)) return 0;
-  return (n + LARGE_GRANULE - 1) & ~(size_t)(LARGE_GRANULE - 1);
+  if (n == 0) return GRANULE;
+  if (n > LARGE_LIMIT) return 0;
+  return (n + GRANULE - 1) & ~(size_t)(GRANULE - 1);
+}
+
+size_t large_size(pm_entry_t e) {
+  if (pm_kind(e) == PM_RUN) return (size_t)pm_desc(e)->cls << SMP_SLAB_SHIFT;
+  return pm_map_length(e);
+}
+
+/* ---- runs ------------------------------------------------------------------ */
+
+static void *run_alloc(unsigned k, bool *zeroed) {
+  slab_t *run = chunk_take(k, zeroed);
+  for (int tries = 0; run == NULL && tries < 3; tries++) { /* others may take the room */
+    if (!chunk_grow(k)) return NULL;
+    run = chunk_take(k, zeroed);
+  }
+  if (run == NULL) return NULL;
+  g_set_state(run, RUN_USED);
+  run->cls = (uint16_t)k;
+  pagemap_set(run->base, pm_run_entry(run));
+  return (void *)run->base;
+}
+
+static void run_free(slab_t *run) {
+  pagemap_set(run->base, 0);
+  chunk_put(run, run->cls);
 }
 
 /* ---- the cache of freed mappings ---------------------------------------- */
-
-#define LC_ENTRIES 256
 
 typedef struct {
   uintptr_t addr;
@@ -47,60 +71,53 @@ typedef struct {
   uint32_t stamp;
 } lc_entry_t;
 
-static smp_mutex_t lc_lock;
-static lc_entry_t lc[LC_ENTRIES];  /* lc[0..lc_n) in the order they came in */
+static lock_t lc_lock;
+static lc_entry_t lc[SMP_LARGE_CACHE_ENTRIES]; /* lc[0 .. lc_n) oldest first */
 static unsigned lc_n;
 static size_t lc_bytes;
-static _Atomic uint32_t lc_oldest;  /* stamp of lc[0], when lc_n > 0 */
+static _Atomic uint32_t lc_oldest; /* stamp of lc[0], when lc_n > 0 */
 static _Atomic unsigned lc_count;
 
 static void lc_remove(unsigned i) {
   lc_bytes -= lc[i].size;
-  for (unsigned j = i + 1; j < lc_n; j++) lc[j - 1] = lc[j];
+  memmove(&lc[i], &lc[i + 1], (lc_n - i - 1) * sizeof lc[0]);
   lc_n--;
   atomic_store_explicit(&lc_count, lc_n, memory_order_relaxed);
   if (lc_n) atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
 }
 
-/* The smallest cached mapping of at least size bytes, or 0.  One more than
- * a quarter too long loses its tail (unmapped here, outside the lock): its
- * pages already faulted in are what a reuse saves, and the tail's would
- * only be held. */
+/* The smallest cached mapping of at least size bytes, or {0}.  One more
+ * than a quarter too long loses its tail (unmapped here, outside the lock):
+ * its pages already faulted in are what a reuse saves. */
 static lc_entry_t lc_take(size_t size) {
   lc_entry_t got = {0, 0, 0};
   if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return got;
-  mutex_lock(&lc_lock);
-  unsigned best = LC_ENTRIES;
+  lock_take(&lc_lock);
+  unsigned best = SMP_LARGE_CACHE_ENTRIES;
   for (unsigned i = 0; i < lc_n; i++)
-    if (lc[i].size >= size && (best == LC_ENTRIES || lc[i].size < lc[best].size)) best = i;
-  if (best != LC_ENTRIES) {
+    if (lc[i].size >= size && (best == SMP_LARGE_CACHE_ENTRIES || lc[i].size < lc[best].size))
+      best = i;
+  if (best != SMP_LARGE_CACHE_ENTRIES) {
     got = lc[best];
     lc_remove(best);
   }
-  mutex_unlock(&lc_lock);
+  lock_drop(&lc_lock);
   if (got.addr != 0 && got.size - size > size / 4) {
     os_unmap((void *)(got.addr + size), got.size - size);
-    stats_unmapped(got.size - size);
-    stats_returned(got.size - size);
     got.size = size;
   }
   return got;
 }
 
-/* Unmap the victims collected outside the lock. */
-static void lc_unmap(lc_entry_t *v, unsigned n) {
-  for (unsigned i = 0; i < n; i++) {
-    os_unmap((void *)v[i].addr, v[i].size);
-    stats_unmapped(v[i].size);
-    stats_returned(v[i].size);
-  }
+static void lc_unmap(const lc_entry_t *v, unsigned n) {
+  for (unsigned i = 0; i < n; i++) os_unmap((void *)v[i].addr, v[i].size);
 }
 
 /* How many bytes the cache may hold: the purge threshold, or a quarter of
- * the large memory in use if more, never past SMP_LARGE_CACHE_BYTES.  So a
- * program that frees all its big blocks keeps little of them. */
+ * the large memory in use if more, never past SMP_LARGE_CACHE_BYTES. */
 static size_t lc_budget(void) {
-  size_t quarter = large_in_use() / 4, b = smp_opt.purge_threshold;
+  size_t quarter = atomic_load_explicit(&n_bytes, memory_order_relaxed) / 4;
+  size_t b = smp_opt.purge_threshold;
   if (quarter > b) b = quarter;
   return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
 }
@@ -109,10 +126,10 @@ static size_t lc_budget(void) {
 static bool lc_put(uintptr_t addr, size_t size) {
   size_t budget = lc_budget();
   if (size > SMP_LARGE_CACHE_MAX || size > budget) return false;
-  lc_entry_t victims[LC_ENTRIES + 1];
+  lc_entry_t victims[SMP_LARGE_CACHE_ENTRIES];
   unsigned nv = 0;
-  mutex_lock(&lc_lock);
-  while (lc_n > 0 && (lc_n == LC_ENTRIES || lc_bytes + size > budget)) {
+  lock_take(&lc_lock);
+  while (lc_n > 0 && (lc_n == SMP_LARGE_CACHE_ENTRIES || lc_bytes + size > budget)) {
     victims[nv++] = lc[0];
     lc_remove(0);
   }
@@ -120,131 +137,110 @@ static bool lc_put(uintptr_t addr, size_t size) {
   lc_bytes += size;
   atomic_store_explicit(&lc_count, lc_n, memory_order_relaxed);
   atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
-  mutex_unlock(&lc_lock);
+  lock_drop(&lc_lock);
   lc_unmap(victims, nv);
   return true;
 }
 
-size_t large_purge(bool all) {
+size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
   if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return 0;
-  if (!all && (uint32_t)(os_now_ms() - atomic_load_explicit(&lc_oldest, memory_order_relaxed)) <
-                  smp_opt.purge_delay_ms)
+  if (!all && (uint32_t)(now - atomic_load_explicit(&lc_oldest, memory_order_relaxed)) < delay)
     return 0;
-  lc_entry_t victims[LC_ENTRIES];
+  lc_entry_t victims[SMP_LARGE_CACHE_ENTRIES];
   unsigned nv = 0;
   size_t bytes = 0;
-  uint32_t now = os_now_ms();
-  mutex_lock(&lc_lock);
-  while (lc_n > 0 && (all || (uint32_t)(now - lc[0].stamp) >= smp_opt.purge_delay_ms)) {
+  lock_take(&lc_lock);
+  while (lc_n > 0 && (all || (uint32_t)(now - lc[0].stamp) >= delay)) {
     bytes += lc[0].size;
     victims[nv++] = lc[0];
     lc_remove(0);
   }
-  mutex_unlock(&lc_lock);
+  lock_drop(&lc_lock);
   lc_unmap(victims, nv);
   return bytes;
 }
 
-void large_fork_prepare(void) { mutex_lock(&lc_lock); }
-void large_fork_parent(void) { mutex_unlock(&lc_lock); }
-void large_fork_child(void) { atomic_store_explicit(&lc_lock, 0, memory_order_relaxed); }
+void large_fork_prepare(void) { lock_take(&lc_lock); }
+void large_fork_parent(void) { lock_drop(&lc_lock); }
+void large_fork_child(void) { lock_reset(&lc_lock); }
 
 /* ---- blocks --------------------------------------------------------------- */
 
-static void *large_map(size_t size, size_t align);
-
-void *large_alloc(size_t n, size_t align, bool *zeroed) {
-  size_t size = large_round(n);
-  if (size == 0 || size > ((size_t)1 << 46)) return NULL;
-  if (size <= SMP_RUN_MAX && align <= LARGE_GRANULE) {
-    bool z;
-    slab_t *run = run_alloc((unsigned)(size >> SMP_SLAB_SHIFT), &z);
-    if (run == NULL) return NULL;
-    stats_large(size, 1);
-    if (zeroed) *zeroed = z;
-    return (void *)run->base;
-  }
-  if (align <= LARGE_GRANULE) {
-    lc_entry_t e = lc_take(size);
-    if (e.addr != 0) {
-      pagemap_set(e.addr, (uint64_t)e.size | PM_LARGE);
-      stats_large(e.size, 1);
-      if (zeroed) *zeroed = false;
-      return (void *)e.addr;
-    }
-  }
-  slab_maintain();
-  if (zeroed) *zeroed = true;
-  return large_map(size, align);
-}
-
-/* A fresh mapping of exactly size bytes (a multiple of the granule), as
- * one kernel mapping (VMA): mremap can only grow or move a block that is
- * one.  NULL when out of memory. */
+/* A fresh mapping of exactly size bytes (a multiple of the granule), as one
+ * kernel mapping (VMA): mremap can only grow or move a block that is one.
+ * NULL when out of memory. */
 static void *large_map(size_t size, size_t align) {
-  if (align < LARGE_GRANULE) align = LARGE_GRANULE;
+  if (align < GRANULE) align = GRANULE;
   void *p = os_map(size, align);
-  /* Out of address space (ulimit -v) or memory: cached blocks hold some;
-   * give them back and try once more. */
-  if (p == NULL && large_purge(true) > 0) p = os_map(size, align);
-  if (p == NULL) {
-    /* Still nothing: empty what the calling thread caches and what the
-     * slots hold in empty slabs, and unmap the chunks left wholly free. */
-    tcache_flush_all();
-    slot_collect();
-    if (slab_unmap_free_chunks() > 0) p = os_map(size, align);
-  }
   if (p == NULL) return NULL;
   if (!pagemap_reserve((uintptr_t)p, size)) {
     os_unmap(p, size);
     return NULL;
   }
-  pagemap_set((uintptr_t)p, (uint64_t)size | PM_LARGE);
-  stats_mapped(size);
-  stats_large(size, 1);
+  pagemap_set((uintptr_t)p, pm_map_entry(size));
+  count(size, 1);
   return p;
 }
 
-void large_free(void *p, uint64_t entry) {
-  stats_large(large_size(entry), -1);
-  if (pm_is_run(entry)) {
-    run_free(pm_run(entry));
-    slab_maintain();
+void *large_alloc(size_t n, size_t align, bool *zeroed) {
+  size_t size = large_round(n);
+  bool z = true;
+  if (size == 0) return NULL;
+  void *p;
+  if (size <= SMP_RUN_MAX && align <= GRANULE) {
+    p = run_alloc((unsigned)(size >> SMP_SLAB_SHIFT), &z);
+    if (p != NULL) count(size, 1);
+  } else {
+    lc_entry_t e = {0, 0, 0};
+    if (align <= GRANULE) e = lc_take(size);
+    if (e.addr != 0) {
+      pagemap_set(e.addr, pm_map_entry(e.size));
+      count(e.size, 1);
+      p = (void *)e.addr;
+      z = false;
+    } else {
+      p = large_map(size, align);
+    }
+  }
+  if (zeroed) *zeroed = z;
+  return p;
+}
+
+void large_free(void *p, pm_entry_t e) {
+  size_t size = large_size(e);
+  count(size, -1);
+  if (pm_kind(e) == PM_RUN) {
+    run_free(pm_desc(e));
     return;
   }
   /* Clear the entry first: once unmapped, the range may be mapped again by
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
-  if (!lc_put((uintptr_t)p, large_size(entry))) {
-    os_unmap(p, large_size(entry));
-    stats_unmapped(large_size(entry));
-  }
-  slab_maintain();
+  if (!lc_put((uintptr_t)p, size)) os_unmap(p, size);
 }
 
-void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move) {
-  size_t old = large_size(entry), size = large_round(n);
-  if (size == 0 || size > ((size_t)1 << 46)) return NULL;
+void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move) {
+  size_t old = large_size(e), size = large_round(n);
+  if (size == 0) return NULL;
   if (size == old) return p;
   /* Runs keep their length when shrinking (the part beyond n is never
    * touched) and move by copying when growing: at these sizes a copy is
    * cheaper than moving pages, which costs a TLB shootdown in a threaded
    * process.  A mapping shrinking to run size moves into a run likewise. */
-  bool run = pm_is_run(entry);
+  bool run = pm_kind(e) == PM_RUN;
   if (run && size <= old) return p;
   if (run || (size <= SMP_RUN_MAX && may_move)) {
     if (!may_move) return NULL;
     void *q = large_alloc(n, align, NULL);
     if (q == NULL) return NULL;
     memcpy(q, p, old < size ? old : size);
-    large_free(p, entry);
+    large_free(p, e);
     return q;
   }
   if (os_resize(p, old, size)) {
-    pagemap_set((uintptr_t)p, (uint64_t)size | PM_LARGE);
-    stats_large(old, -1);
-    stats_large(size, 1);
-    if (size > old) stats_mapped(size - old); else stats_unmapped(old - size);
+    pagemap_set((uintptr_t)p, pm_map_entry(size));
+    count(old, -1);
+    count(size, 1);
     return p;
   }
   if (!may_move) return NULL;
@@ -258,12 +254,10 @@ void *large_remap(void *p, uint64_t entry, size_t n, size_t align, bool may_move
    * is free and may be handed out (and described) again at once. */
   pagemap_set((uintptr_t)p, 0);
   if (!os_move(p, old, size, q)) {
-    pagemap_set((uintptr_t)p, entry);
-    large_free(q, (uint64_t)size | PM_LARGE);
+    pagemap_set((uintptr_t)p, e);
+    large_free(q, pm_map_entry(size));
     return NULL;
   }
-  /* The old mapping is gone with the move. */
-  stats_unmapped(old);
-  stats_large(old, -1);
+  count(old, -1); /* the old mapping is gone with the move */
   return q;
 }

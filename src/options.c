@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "os.h"
 #include "options.h"
 
 extern char **environ;

@@ -1,10 +1,6 @@
 /*
- * os.c - the only file of smpalloc that talks to the kernel.
- *
- * Contract (see internal.h): errno is preserved by every function here, and
- * failure is a return value.  Nothing here allocates, uses stdio or reads
- * the environment, so every function is safe before libc is initialised and
- * inside the allocator's own locks (none of them blocks on a lock of ours).
+ * os.c - the only file of smpalloc that talks to the kernel.  The contract
+ * of every function is in os.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +15,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 
-#include "internal.h"
+#include "os.h"
 
 #ifdef SMP_FAULT_INJECTION
 /* Test builds only (-DSMP_FAULT_INJECTION): after smp_fault_countdown more
@@ -37,11 +33,32 @@ static bool os_fault(void) {
 static inline bool os_fault(void) { return false; }
 #endif
 
-/* Map size bytes anywhere; NULL on failure. */
-static void *os_mmap(void *hint, size_t size) {
+static _Atomic size_t os_mapped, os_returned;
+
+static void count(_Atomic size_t *c, size_t bytes) {
+  atomic_fetch_add_explicit(c, bytes, memory_order_relaxed);
+}
+
+void os_counters(size_t *mapped, size_t *returned) {
+  *mapped = atomic_load_explicit(&os_mapped, memory_order_relaxed);
+  *returned = atomic_load_explicit(&os_returned, memory_order_relaxed);
+}
+
+static size_t os_page;
+
+size_t os_page_size(void) {
+  if (os_page == 0) {
+    unsigned long p = getauxval(AT_PAGESZ);
+    os_page = p ? (size_t)p : SMP_MIN_PAGE;
+  }
+  return os_page;
+}
+
+/* Map size bytes anywhere, committed (no MAP_NORESERVE: the kernel's
+ * overcommit accounting decides, as for glibc's heap); NULL on failure. */
+static void *os_mmap(void *hint, size_t size, int prot) {
   if (os_fault()) return NULL;
-  void *p = mmap(hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p = mmap(hint, size, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
@@ -51,19 +68,20 @@ static _Atomic uintptr_t os_hint;
 
 void *os_map(size_t size, size_t align) {
   int saved = errno;
-  if (align < SMP_PAGE_SIZE) align = SMP_PAGE_SIZE;
+  size_t page = os_page_size();
+  if (align < page) align = page;
   /* First try: ask at the hint (or anywhere) and keep the result if it
    * happens to be aligned, which is the common case once all of our
    * mappings are multiples of the alignment. */
   uintptr_t hint = atomic_load_explicit(&os_hint, memory_order_relaxed);
   void *hp = (hint > size && ((hint - size) & (align - 1)) == 0) ? (void *)(hint - size) : NULL;
-  void *p = os_mmap(hp, size);
+  void *p = os_mmap(hp, size, PROT_READ | PROT_WRITE);
   if (p != NULL && ((uintptr_t)p & (align - 1)) != 0) {
     munmap(p, size);
     /* Over-map by align and trim both ends. */
-    size_t over = size + align - SMP_PAGE_SIZE;
+    size_t over = size + align - page;
     if (over < size) { errno = saved; return NULL; }
-    char *raw = os_mmap(NULL, over);
+    char *raw = os_mmap(NULL, over, PROT_READ | PROT_WRITE);
     if (raw == NULL) { errno = saved; return NULL; }
     uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
     size_t head = start - (uintptr_t)raw, tail = over - head - size;
@@ -71,14 +89,43 @@ void *os_map(size_t size, size_t align) {
     if (tail) munmap((char *)start + size, tail);
     p = (void *)start;
   }
-  if (p != NULL) atomic_store_explicit(&os_hint, (uintptr_t)p, memory_order_relaxed);
+  if (p != NULL) {
+    atomic_store_explicit(&os_hint, (uintptr_t)p, memory_order_relaxed);
+    count(&os_mapped, size);
+  }
   errno = saved;
   return p;
+}
+
+void *os_map_guarded(size_t size) {
+  int saved = errno;
+  size_t page = os_page_size();
+  /* Reserve the whole range inaccessible (not accounted), then open the
+   * middle: mprotect to writable commits it under the accounting. */
+  char *raw = os_mmap(NULL, size + 2 * page, PROT_NONE);
+  if (raw != NULL && mprotect(raw + page, size, PROT_READ | PROT_WRITE) != 0) {
+    munmap(raw, size + 2 * page);
+    raw = NULL;
+  }
+  errno = saved;
+  if (raw == NULL) return NULL;
+  count(&os_mapped, size);
+  return raw + page;
+}
+
+void os_unmap_guarded(void *p, size_t size) {
+  int saved = errno;
+  size_t page = os_page_size();
+  munmap((char *)p - page, size + 2 * page);
+  atomic_fetch_sub_explicit(&os_mapped, size, memory_order_relaxed);
+  errno = saved;
 }
 
 void os_unmap(void *p, size_t size) {
   int saved = errno;
   munmap(p, size);
+  count(&os_returned, size);
+  atomic_fetch_sub_explicit(&os_mapped, size, memory_order_relaxed);
   errno = saved;
 }
 
@@ -86,6 +133,11 @@ bool os_resize(void *p, size_t old_size, size_t new_size) {
   if (new_size > old_size && os_fault()) return false;
   int saved = errno;
   bool ok = mremap(p, old_size, new_size, 0) != MAP_FAILED;
+  if (ok && new_size > old_size) count(&os_mapped, new_size - old_size);
+  if (ok && new_size < old_size) {
+    count(&os_returned, old_size - new_size);
+    atomic_fetch_sub_explicit(&os_mapped, old_size - new_size, memory_order_relaxed);
+  }
   errno = saved;
   return ok;
 }
@@ -95,6 +147,8 @@ bool os_move(void *p, size_t old_size, size_t new_size, void *dest) {
   /* The kernel replaces the mapping at dest atomically; pages are moved,
    * not copied. */
   bool ok = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, dest) != MAP_FAILED;
+  /* dest (new_size, counted when mapped) replaced: old_size bytes are gone. */
+  if (ok) atomic_fetch_sub_explicit(&os_mapped, old_size, memory_order_relaxed);
   errno = saved;
   return ok;
 }
@@ -122,6 +176,7 @@ void os_decommit(void *p, size_t size) {
   /* MADV_DONTNEED, not MADV_FREE: the pages leave RSS now (users read RSS),
    * and read back as zero, which calloc relies on. */
   madvise(p, size, MADV_DONTNEED);
+  count(&os_returned, size);
   errno = saved;
 }
 
@@ -166,11 +221,6 @@ uint64_t os_random(void) {
   uint64_t v = 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)&v;
   if (r != NULL) memcpy(&v, r + 8, sizeof v); /* glibc uses the first 8 for the stack guard */
   return v;
-}
-
-size_t os_page_size(void) {
-  unsigned long p = getauxval(AT_PAGESZ);
-  return p ? (size_t)p : SMP_PAGE_SIZE;
 }
 
 void os_futex_wait(_Atomic int *addr, int val) {

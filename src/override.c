@@ -7,6 +7,13 @@
  * libc's own included - to the first definition it finds, and a preloaded
  * library or the executable comes before libc.  Each is a tail call into
  * the smp_* function (a single jump, bound inside the library at link time).
+ *
+ * glibc's internal names (__libc_malloc & co.) are served too: programs and
+ * libraries that call them directly (to bypass an interposed malloc, or from
+ * a malloc hook of their own) get blocks smpalloc can free, and a block from
+ * malloc can go to __libc_free.  mallopt and mallinfo answer, so that a
+ * statically linked program that calls them does not pull in glibc's
+ * malloc.o next to ours.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -14,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
 #include "smpalloc.h"
 
 #define OVERRIDE SMP_API
@@ -32,6 +39,14 @@ OVERRIDE void *pvalloc(size_t n) { return smp_pvalloc(n); }
 OVERRIDE size_t malloc_usable_size(void *p) { return p == NULL ? 0 : usable_size(p, "malloc_usable_size"); }
 OVERRIDE void free_sized(void *p, size_t n) { smp_free_sized(p, n); }
 OVERRIDE void free_aligned_sized(void *p, size_t a, size_t n) { smp_free_aligned_sized(p, a, n); }
+
+OVERRIDE void *__libc_malloc(size_t n) { return smp_malloc(n); }
+OVERRIDE void __libc_free(void *p) { smp_free(p); }
+OVERRIDE void *__libc_calloc(size_t c, size_t n) { return smp_calloc(c, n); }
+OVERRIDE void *__libc_realloc(void *p, size_t n) { return smp_realloc(p, n); }
+OVERRIDE void *__libc_memalign(size_t a, size_t n) { return smp_memalign(a, n); }
+OVERRIDE void *__libc_valloc(size_t n) { return smp_valloc(n); }
+OVERRIDE void *__libc_pvalloc(size_t n) { return smp_pvalloc(n); }
 
 /* ---- glibc's introspection calls, so existing tooling keeps working ------ */
 
@@ -54,6 +69,31 @@ OVERRIDE struct mallinfo2 mallinfo2(void) {
   mi.uordblks = st.bytes_in_use - st.large_bytes;
   mi.fordblks = mi.arena > mi.uordblks ? mi.arena - mi.uordblks : 0;
   mi.keepcost = 0;
+  return mi;
+}
+
+/* glibc's tunables do not apply: accepted (1, success) and ignored, as
+ * glibc does for parameters it does not know.  smpalloc's own settings are
+ * the SMPALLOC_* environment variables. */
+OVERRIDE int mallopt(int param, int value) {
+  (void)param;
+  (void)value;
+  return 1;
+}
+
+/* The old mallinfo, with int fields: the same figures as mallinfo2,
+ * clamped to INT_MAX. */
+static int clamp(size_t v) { return v > 0x7fffffff ? 0x7fffffff : (int)v; }
+OVERRIDE struct mallinfo mallinfo(void) {
+  struct mallinfo2 m2 = mallinfo2();
+  struct mallinfo mi;
+  memset(&mi, 0, sizeof mi);
+  mi.arena = clamp(m2.arena);
+  mi.ordblks = clamp(m2.ordblks);
+  mi.hblks = clamp(m2.hblks);
+  mi.hblkhd = clamp(m2.hblkhd);
+  mi.uordblks = clamp(m2.uordblks);
+  mi.fordblks = clamp(m2.fordblks);
   return mi;
 }
 

@@ -1,27 +1,27 @@
 /*
- * pagemap.c - from an address to what smpalloc keeps there, in two loads.
+ * pagemap.c - the page map (see pagemap.h).
  *
  * The top level is a static array (512 KiB of zero BSS: only the pages that
  * are written become resident); each leaf covers 4 GiB of address space with
- * 65,536 entries (512 KiB, mapped on first use and never freed, so a reader
- * never sees a leaf vanish).  free(), realloc() and malloc_usable_size() read
- * it without any lock; writers own the granules they write (a slab or large
- * block being created or destroyed), so entries never race.
+ * 65,536 entries (512 KiB), mapped on first use with a guard page on each
+ * side (an overflowing user block cannot reach it) and never freed, so a
+ * reader never sees a leaf vanish.
  */
-#include "internal.h"
+#include "pagemap.h"
+#include "os.h"
 
-_Atomic(_Atomic uint64_t *) pm_top[1u << PM_TOP_BITS];
+_Atomic(_Atomic pm_entry_t *) pm_top[1u << PM_TOP_BITS];
 
-#define PM_LEAF_BYTES (sizeof(uint64_t) << PM_LEAF_BITS)
+#define PM_LEAF_BYTES (sizeof(pm_entry_t) << PM_LEAF_BITS)
 
 static bool pagemap_leaf(uintptr_t top) {
   if (atomic_load_explicit(&pm_top[top], memory_order_acquire) != NULL) return true;
-  _Atomic uint64_t *leaf = os_map(PM_LEAF_BYTES, SMP_PAGE_SIZE);
+  _Atomic pm_entry_t *leaf = os_map_guarded(PM_LEAF_BYTES);
   if (leaf == NULL) return false;
-  _Atomic uint64_t *expect = NULL;
+  _Atomic pm_entry_t *expect = NULL;
   if (!atomic_compare_exchange_strong_explicit(&pm_top[top], &expect, leaf, memory_order_acq_rel,
                                                memory_order_acquire))
-    os_unmap(leaf, PM_LEAF_BYTES); /* another thread installed it first */
+    os_unmap_guarded(leaf, PM_LEAF_BYTES); /* another thread installed one first */
   return true;
 }
 
@@ -33,8 +33,8 @@ bool pagemap_reserve(uintptr_t p, size_t size) {
   return true;
 }
 
-void pagemap_set(uintptr_t p, uint64_t entry) {
-  _Atomic uint64_t *leaf = atomic_load_explicit(&pm_top[p >> 32], memory_order_acquire);
+void pagemap_set(uintptr_t p, pm_entry_t entry) {
+  _Atomic pm_entry_t *leaf = atomic_load_explicit(&pm_top[p >> 32], memory_order_acquire);
   SMP_ASSERT(leaf != NULL);
   atomic_store_explicit(&leaf[(p >> SMP_SLAB_SHIFT) & ((1u << PM_LEAF_BITS) - 1)], entry,
                         memory_order_release);

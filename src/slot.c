@@ -1,132 +1,88 @@
 /*
- * slot.c - slots: SmpAllocator's unit of sharing.
- *
- * There are min(CPUs, SMP_MAX_SLOTS) slots.  Each holds a lock and, per size
- * class, the slab it is allocating from and the slabs it owns that have free
- * blocks.  A thread remembers a slot index (thread-local; a new thread's
- * first call gives it the next slot round-robin, see tcache.c); when that
- * slot's lock is taken it moves on with try-lock to the next one and
- * remembers where it succeeded, so threads spread over the slots by
- * themselves.  After SMP_SPIN_ROUNDS full rounds of failed try-locks a
- * thread sleeps on a slot's lock (futex): more threads than slots cost
- * waiting, not CPU.
- *
- * Unlike SmpAllocator, a freed block goes back to its own slab, under the
- * lock of the slot that owns the slab.  That is what lets an empty slab be
- * seen at once (its used count reaches 0) and returned to the kernel, and
- * what keeps a producer/consumer pair bounded: the consumer's frees land
- * where the producer allocates.  Thread caches (tcache.c) batch both ways,
- * so a slot lock is taken once per batch, not once per call; blocks of
- * another slot's slabs travel in the thread's remote batch.
+ * slot.c - slots, their rotation, their partial lists (see slot.h).
  */
-#include <pthread.h>
-
-#include "internal.h"
+#include "chunk.h"
+#include "lock.h"
 #include "options.h"
+#include "os.h"
+#include "pagemap.h"
+#include "slab.h"
+#include "slot.h"
 
-slot_t smp_slots[SMP_MAX_SLOTS];
-_Atomic unsigned smp_nslots = 1;  /* 1 until slot_init(): early calls all use slot 0 */
-_Atomic unsigned smp_slots_hi = 1;
-__thread unsigned smp_tl_slot;
+/* Per class, per slot: the slab being allocated from and the slabs of the
+ * class this slot owns that have free blocks (a doubly linked list).
+ * Invariants (slot lock held): cur is SLAB_CUR; every slab on partial is
+ * SLAB_PARTIAL with 0 < used < count. */
+typedef struct {
+  slab_t *cur;
+  slab_t *partial;
+} bin_t;
 
-/* Polls before a contended lock sleeps: SMP_LOCK_SPIN when the process may
- * run on more than one CPU, else 0 (set with the slot count). */
-static _Atomic unsigned lock_spin;
+typedef struct {
+  _Alignas(SMP_CACHE_LINE) lock_t lock;
+  uint64_t taken[(SMP_NCLASS + 63) / 64];  /* classes that took a slab (populate hint) */
+  _Atomic size_t contended;                /* try-locks that found it busy */
+  bin_t bins[SMP_NCLASS];
+} slot_t;
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
+/* All SMP_MAX_SLOTS exist; the first slot_count() are handed to threads. */
+static slot_t slots[SMP_MAX_SLOTS];
+static _Atomic unsigned nslots = 1; /* 1 until init: early calls all use slot 0 */
+static _Atomic size_t waits;
 
-void mutex_lock_wait(smp_mutex_t *l) {
-  for (unsigned i = atomic_load_explicit(&lock_spin, memory_order_relaxed); i > 0; i--) {
-    cpu_relax();
-    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && mutex_trylock(l)) return;
-  }
-  while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0) os_futex_wait(l, 2);
-}
+unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
 
-static bool slot_trylock(slot_t *s) { return mutex_trylock(&s->lock); }
-/* Sleep until the lock is ours. */
-static void slot_lock_blocking(slot_t *s) { mutex_lock(&s->lock); }
-
-void slot_wake(slot_t *s) { os_futex_wake(&s->lock, 1); }
-
-slot_t *slot_lock_slow(unsigned i) {
-  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  atomic_fetch_add_explicit(&smp_slots[i].contended, 1, memory_order_relaxed);
-  for (unsigned tries = 0; tries < SMP_SPIN_ROUNDS * n; tries++) {
-    i = i + 1 < n ? i + 1 : 0;
-    if (slot_trylock(&smp_slots[i])) {
-      smp_tl_slot = i;
-      return &smp_slots[i];
-    }
-  }
-  /* Every slot is busy: more threads want one than there are slots, or the
-   * count is stale. */
-  slot_recount();
-  n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  if (i >= n) i = 0;
-  stats_lock_wait();
-  slot_lock_blocking(&smp_slots[i]);
-  smp_tl_slot = i;
-  return &smp_slots[i];
-}
-
-static _Atomic int slot_count_known;
-
-/* Set the slot count from the option or the CPU count.  The count may
- * change while threads run: a thread holding an index past it keeps using
- * that slot (all SMP_MAX_SLOTS exist) until contention moves it. */
-static void slot_set_count(void) {
-  unsigned cpus = os_cpu_count(), n = smp_opt.slots ? smp_opt.slots : cpus;
+void slot_set_count(unsigned n) {
   if (n > SMP_MAX_SLOTS) n = SMP_MAX_SLOTS;
   if (n < 1) n = 1;
-  /* Raise the high mark before the count, so no slot in use is ever above
-   * it (a fork handler that reads it locks every slot a thread may hold). */
-  unsigned hi = atomic_load_explicit(&smp_slots_hi, memory_order_relaxed);
-  while (hi < n && !atomic_compare_exchange_weak_explicit(&smp_slots_hi, &hi, n,
-                                                          memory_order_release,
-                                                          memory_order_relaxed)) {
+  atomic_store_explicit(&nslots, n, memory_order_relaxed);
+}
+
+void slot_counters(size_t *contended, size_t *w) {
+  size_t c = 0;
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)
+    c += atomic_load_explicit(&slots[i].contended, memory_order_relaxed);
+  *contended = c;
+  *w = atomic_load_explicit(&waits, memory_order_relaxed);
+}
+
+/* Lock the slot *idx, or another one if it is busy (updating *idx).  A
+ * thread may hold an index past the current count (the count changed): it
+ * keeps that slot, which still exists, until contention moves it. */
+static slot_t *slot_lock(unsigned *idx) {
+  unsigned i = *idx;
+  if (likely(lock_try(&slots[i].lock))) return &slots[i];
+  unsigned n = slot_count();
+  atomic_fetch_add_explicit(&slots[i].contended, 1, memory_order_relaxed);
+  for (unsigned tries = 0; tries < SMP_SPIN_ROUNDS * n; tries++) {
+    i = i + 1 < n ? i + 1 : 0;
+    if (lock_try(&slots[i].lock)) {
+      *idx = i;
+      return &slots[i];
+    }
   }
-  atomic_store_explicit(&smp_nslots, n, memory_order_release);
-  atomic_store_explicit(&lock_spin, cpus > 1 ? SMP_LOCK_SPIN : 0, memory_order_relaxed);
-  atomic_store_explicit(&slot_count_known, 1, memory_order_release);
+  /* Every slot is busy: more threads want one than there are slots. */
+  if (i >= n) i = 0;
+  atomic_fetch_add_explicit(&waits, 1, memory_order_relaxed);
+  lock_take(&slots[i].lock);
+  *idx = i;
+  return &slots[i];
 }
 
-void slot_init(void) {
-  if (!atomic_load_explicit(&slot_count_known, memory_order_acquire)) slot_set_count();
+void slot_lock_all(void) {
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_take(&slots[i].lock);
 }
-
-/* The CPU count can change under a running process (taskset, a cgroup
- * limit): look again at most once a second, from slow paths only, with no
- * lock held. */
-void slot_recount(void) {
-  static _Atomic uint32_t last;
-  uint32_t now = os_now_ms(), then = atomic_load_explicit(&last, memory_order_relaxed);
-  if (smp_opt.slots || (uint32_t)(now - then) < 1000u) return;
-  if (atomic_compare_exchange_strong_explicit(&last, &then, now, memory_order_relaxed,
-                                              memory_order_relaxed))
-    slot_set_count();
+void slot_unlock_all(void) {
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_drop(&slots[i].lock);
 }
-
-/* ---- checked mode: canaries in free blocks ------------------------------ */
-
-SMP_COLD static void slot_corrupt(const void *p) {
-  os_fatal("malloc", "a freed block was written after its free (use after free) at", p);
-}
-static inline void canary_set(void *p) { *(uintptr_t *)p = smp_canary ^ (uintptr_t)p; }
-static inline void canary_check(const void *p) {
-  if (unlikely(*(const uintptr_t *)p != (smp_canary ^ (uintptr_t)p))) slot_corrupt(p);
+void slot_reset_all(void) {
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_reset(&slots[i].lock);
 }
 
 /* ---- taking blocks ------------------------------------------------------ */
 
 static void partial_push(bin_t *b, slab_t *sl) {
-  sl->state = SLAB_PARTIAL;
+  g_set_state(sl, SLAB_PARTIAL);
   sl->prev = NULL;
   sl->next = b->partial;
   if (b->partial) b->partial->prev = sl;
@@ -139,13 +95,18 @@ static void partial_unlink(bin_t *b, slab_t *sl) {
   sl->next = sl->prev = NULL;
 }
 
-/* Up to want blocks from the held slot s, into out[].  Sets *populate
- * to a slab worth faulting in at once (a busy bin's fresh slab).  Returns
- * the count; fewer than want means no slab is at hand without mapping. */
+SMP_COLD static void slot_corrupt(const slab_t *sl) {
+  os_fatal("malloc", "corrupted slab metadata (count and bitmap disagree) at", (void *)sl->base);
+}
+
+/* Up to want blocks from the held slot s.  Sets *populate to a slab worth
+ * faulting in at once (a busy bin's fresh slab).  Returns the count; fewer
+ * than want means no slab is at hand without mapping.  Each round of the
+ * loop takes at least one block or ends it: it cannot spin. */
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
                                  slab_t **populate) {
   bin_t *b = &s->bins[cls];
-  uint32_t size = smp_class[cls].size, count = smp_class[cls].count, first = smp_class[cls].first;
+  uint32_t count = smp_class[cls].count;
   bool checked = smp_opt.checked;
   unsigned n = 0;
   while (n < want) {
@@ -153,9 +114,9 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
     if (sl == NULL) {
       if ((sl = b->partial) != NULL) {
         partial_unlink(b, sl);
-        sl->state = SLAB_CUR;
+        g_set_state(sl, SLAB_CUR);
       } else {
-        sl = slab_get(cls, (unsigned)(s - smp_slots));
+        sl = slab_new(cls, (unsigned)(s - slots));
         if (sl == NULL) break;
         /* A bin's first slab is faulted page by page (a class used once
          * costs a page); a bin that used up a slab is busy, and its next
@@ -166,172 +127,97 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
       }
       b->cur = sl;
     }
-    /* The lowest free blocks first: address order, like a fresh slab. */
-    unsigned got = 0, need = want - n, w = sl->hint, nw = (first + count + 63) / 64, last = 0;
-    uint64_t *bits = sl->bits;
-    for (; w < nw; w++) {
-      uint64_t x = bits[w];
-      if (x == 0) continue;
-      do {
-        last = w * 64 + (unsigned)__builtin_ctzll(x);
-        x &= x - 1;
-        void *p = (void *)(sl->base + (uintptr_t)last * size);
-        if (checked && last < sl->high) canary_check(p);
-        out[n + got] = p;
-      } while (++got < need && x != 0);
-      bits[w] = x;
-      if (got == need) break;
-    }
-    sl->hint = (uint16_t)w;
-    if (checked && got > 0 && last >= sl->high) sl->high = (uint16_t)(last + 1);
-    sl->used += got;
+    unsigned got = slab_take(sl, want - n, out + n, checked);
+    if (unlikely(got == 0)) slot_corrupt(sl); /* not full, yet no free bit */
     n += got;
     if (sl->used == count) { /* exhausted */
-      sl->state = SLAB_FULL;
+      g_set_state(sl, SLAB_FULL);
       b->cur = NULL;
     }
   }
   return n;
 }
 
-unsigned slot_take(unsigned cls, unsigned want, void **out) {
+unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot) {
   unsigned n = 0;
   slab_t *populate = NULL;
   for (;;) {
-    slot_t *s = slot_lock();
+    slot_t *s = slot_lock(slot);
     n += slot_take_locked(s, cls, want - n, out + n, &populate);
-    slot_unlock(s);
-    if (n > 0 || !slab_grow()) break; /* grow maps memory with no lock held */
+    lock_drop(&s->lock);
+    if (n > 0 || !chunk_grow(1)) break; /* grow maps memory with no lock held */
   }
   if (populate != NULL) os_populate((void *)populate->base, SMP_SLAB_SIZE);
-  slab_maintain(); /* a program that only allocates still returns memory */
   return n;
 }
 
 /* ---- giving blocks back ------------------------------------------------- */
 
 SMP_COLD static void slot_bad_free(const void *p, const char *who) {
-  os_fatal(who, "double free (or corrupted heap) of", p);
+  os_fatal(who, "double free (block already free in its slab) of", p);
 }
 
-/* `freed` blocks of slab sl (owned by the held slot s) came back: their bits
- * are set, and no word below `low` gained one... */
-static void slab_settle(slot_t *s, slab_t *sl, uint32_t freed, uint32_t low) {
+/* `freed` blocks of slab sl (owned by the held slot s) came back, and no
+ * bitmap word below `low` gained a bit: settle its count and state. */
+static void slab_settle(slot_t *s, slab_t *sl, uint32_t low, bool was_full, bool checked) {
   if (low < sl->hint) sl->hint = (uint16_t)low;
-  sl->used -= freed;
-  if (sl->state == SLAB_FULL) partial_push(&s->bins[sl->cls], sl);
-  if (sl->used == 0 && sl->state == SLAB_PARTIAL) { /* ...and it emptied: to the pool */
-    partial_unlink(&s->bins[sl->cls], sl);
-    slab_release(sl);
+  bin_t *b = &s->bins[sl->cls];
+  if (was_full) partial_push(b, sl);
+  if (sl->used == 0 && g_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
+    partial_unlink(b, sl);
+    slab_retire(sl, checked);
   }
 }
 
-/* Blocks come back a run of the same slab at a time (a thread cache's list
- * mostly is one): the slab is looked up, and its count and state settled,
- * once per run; per block, one bit is tested and set.  A bit set already
- * means the block was freed twice (or never handed out). */
-void slot_give(void *list, const char *who) {
+/* Blocks come back grouped by slab where they are neighbours in v (a thread
+ * cache's blocks mostly are): the slab is looked up, and its count and state
+ * settled, once per run of same-slab blocks. */
+void slot_give(void **v, unsigned n, const char *who) {
   slot_t *held = NULL;
   slab_t *sl = NULL;
-  uintptr_t granule = 0, base = 0; /* of sl; granule 0: none */
-  uint64_t *bits = NULL;
-  uint32_t recip = 0, freed = 0, low = 0;
-  bool checked = smp_opt.checked;
-  while (list != NULL) {
-    void *p = list;
-    list = *(void **)p;
+  uintptr_t granule = 0; /* of sl; 0: none */
+  uint32_t low = 0;
+  bool was_full = false, checked = smp_opt.checked;
+  for (unsigned i = 0; i < n; i++) {
+    void *p = v[i];
     if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) {
-      if (freed) slab_settle(held, sl, freed, low);
-      uint64_t e = pagemap_get(p);
+      if (sl) slab_settle(held, sl, low, was_full, checked);
+      pm_entry_t e = pagemap_get(p);
       /* Checked when it was freed; gone since: its slab emptied, so p was
-       * in the list twice. */
-      if (unlikely((e >> 48) == 0)) slot_bad_free(p, who);
-      sl = pm_slab(e);
-      recip = smp_class[pm_class(e)].recip;
+       * freed twice. */
+      if (unlikely(pm_kind(e) != PM_SLAB)) slot_bad_free(p, who);
+      sl = pm_desc(e);
       granule = (uintptr_t)p >> SMP_SLAB_SHIFT;
       /* The owner cannot change while one of its blocks is out (used > 0). */
-      slot_t *o = &smp_slots[pm_owner(e)];
+      slot_t *o = &slots[sl->owner];
       if (o != held) {
-        if (held) slot_unlock(held);
-        slot_lock_blocking(o);
+        if (held) lock_drop(&held->lock);
+        lock_take(&o->lock);
         held = o;
       }
-      base = sl->base;
-      bits = sl->bits;
-      freed = 0;
+      was_full = g_state(sl) == SLAB_FULL;
       low = UINT32_MAX;
     }
-    uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - base) * recip) >> 32);
-    uint64_t bit = (uint64_t)1 << (idx % 64), *w = &bits[idx / 64];
-    if (unlikely(*w & bit)) slot_bad_free(p, who);
-    *w |= bit;
-    if (idx / 64 < low) low = idx / 64;
-    if (checked) canary_set(p);
-    freed++;
+    if (unlikely(!slab_give(sl, p, &low, checked))) {
+      lock_drop(&held->lock);
+      slot_bad_free(p, who);
+    }
   }
-  if (freed) slab_settle(held, sl, freed, low);
-  if (held) slot_unlock(held);
-  slab_maintain();
+  if (sl) slab_settle(held, sl, low, was_full, checked);
+  if (held) lock_drop(&held->lock);
 }
 
 void slot_collect(void) {
-  unsigned hi = atomic_load_explicit(&smp_slots_hi, memory_order_acquire);
-  for (unsigned i = 0; i < hi; i++) {
-    slot_t *s = &smp_slots[i];
-    slot_lock_blocking(s);
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
+    slot_t *s = &slots[i];
+    lock_take(&s->lock);
     for (unsigned c = 0; c < SMP_NCLASS; c++) {
       slab_t *sl = s->bins[c].cur;
       if (sl != NULL && sl->used == 0) {
         s->bins[c].cur = NULL;
-        slab_release(sl);
+        slab_retire(sl, smp_opt.checked);
       }
     }
-    slot_unlock(s);
+    lock_drop(&s->lock);
   }
-}
-
-/* Lock every slot that may be in use, in index order.  The high mark can
- * only grow between the two calls, so unlock_all is given the count that
- * lock_all locked. */
-unsigned slot_lock_all(void) {
-  unsigned hi = atomic_load_explicit(&smp_slots_hi, memory_order_acquire);
-  for (unsigned i = 0; i < hi; i++) slot_lock_blocking(&smp_slots[i]);
-  return hi;
-}
-void slot_unlock_all(unsigned hi) {
-  for (unsigned i = 0; i < hi; i++) slot_unlock(&smp_slots[i]);
-}
-
-/* ---- fork ---------------------------------------------------------------- */
-/* Take every lock in a fixed order (slots, thread caches, slab, metadata) so
- * the child starts with consistent lists, and can allocate at once. */
-static unsigned fork_locked; /* slots locked by the prepare handler */
-
-static void slot_fork_prepare(void) {
-  fork_locked = slot_lock_all();
-  tcache_fork_prepare();
-  slab_fork_prepare();
-  large_fork_prepare();
-}
-static void slot_fork_parent(void) {
-  large_fork_parent();
-  slab_fork_parent();
-  tcache_fork_parent();
-  slot_unlock_all(fork_locked);
-}
-static void slot_fork_child(void) {
-  large_fork_child();
-  slab_fork_child();
-  tcache_fork_child();
-  for (unsigned i = 0; i < fork_locked; i++)
-    atomic_store_explicit(&smp_slots[i].lock, 0, memory_order_relaxed);
-}
-
-/* Runs after libc is initialised, before main: the place for set-up that
- * may allocate (pthread_atfork does) or read the environment. */
-__attribute__((constructor)) static void slot_constructor(void) {
-  options_init();
-  slot_set_count();
-  stats_init();
-  pthread_atfork(slot_fork_prepare, slot_fork_parent, slot_fork_child);
 }

@@ -13,34 +13,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "chunk.h"
+#include "large.h"
 #include "options.h"
+#include "os.h"
+#include "sizeclass.h"
+#include "slot.h"
 #include "smpalloc.h"
+#include "stats.h"
 
 _Static_assert(SMP_STATS_NCLASS == SMP_NCLASS, "public class count matches");
 
-static _Atomic size_t st_mapped, st_unmapped, st_returned, st_large_blocks, st_large_bytes,
-    st_lock_waits;
-
-void stats_mapped(size_t bytes) { atomic_fetch_add_explicit(&st_mapped, bytes, memory_order_relaxed); }
-void stats_unmapped(size_t bytes) { atomic_fetch_add_explicit(&st_unmapped, bytes, memory_order_relaxed); }
-void stats_returned(size_t bytes) { atomic_fetch_add_explicit(&st_returned, bytes, memory_order_relaxed); }
-void stats_lock_wait(void) { atomic_fetch_add_explicit(&st_lock_waits, 1, memory_order_relaxed); }
-size_t large_in_use(void) { return atomic_load_explicit(&st_large_bytes, memory_order_relaxed); }
-
-void stats_large(size_t bytes, int sign) {
-  if (sign > 0) {
-    atomic_fetch_add_explicit(&st_large_blocks, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&st_large_bytes, bytes, memory_order_relaxed);
-  } else {
-    atomic_fetch_sub_explicit(&st_large_blocks, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&st_large_bytes, bytes, memory_order_relaxed);
-  }
-}
-
 static void stats_add_slab(const slab_t *sl, void *arg) {
   smp_stats_t *st = arg;
-  if (sl->state != SLAB_CUR && sl->state != SLAB_PARTIAL && sl->state != SLAB_FULL) return;
+  unsigned s = g_state(sl);
+  if (s != SLAB_CUR && s != SLAB_PARTIAL && s != SLAB_FULL) return;
   st->slabs++;
   st->classes[sl->cls].slabs++;
   st->classes[sl->cls].in_use += sl->used;
@@ -51,23 +38,19 @@ SMP_API int smp_stats_get(smp_stats_t *st) {
   if (st == NULL) return -1;
   memset(st, 0, sizeof *st);
   for (unsigned c = 0; c < SMP_NCLASS; c++) st->classes[c].size = smp_class[c].size;
-  unsigned locked = slot_lock_all();
-  slab_walk(stats_add_slab, st);
-  for (unsigned i = 0; i < locked; i++)
-    st->lock_contended += atomic_load_explicit(&smp_slots[i].contended, memory_order_relaxed);
-  slot_unlock_all(locked);
-  size_t dirty, clean;
-  slab_pool_counts(&dirty, &clean);
+  slot_lock_all();
+  chunk_walk(stats_add_slab, st);
+  slot_unlock_all();
+  size_t dirty, clean, returned;
+  chunk_pool_counts(&dirty, &clean);
   st->slabs_free = dirty + clean;
-  st->large_blocks = atomic_load_explicit(&st_large_blocks, memory_order_relaxed);
-  st->large_bytes = atomic_load_explicit(&st_large_bytes, memory_order_relaxed);
+  large_counters(&st->large_blocks, &st->large_bytes);
   st->bytes_in_use += st->large_bytes;
-  st->bytes_mapped = atomic_load_explicit(&st_mapped, memory_order_relaxed) -
-                     atomic_load_explicit(&st_unmapped, memory_order_relaxed);
+  os_counters(&st->bytes_mapped, &returned);
   st->bytes_resident = st->bytes_mapped - clean * SMP_SLAB_SIZE;
-  st->bytes_returned = atomic_load_explicit(&st_returned, memory_order_relaxed);
-  st->slots = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  st->lock_waits = atomic_load_explicit(&st_lock_waits, memory_order_relaxed);
+  st->bytes_returned = returned;
+  st->slots = slot_count();
+  slot_counters(&st->lock_contended, &st->lock_waits);
   return 0;
 }
 
@@ -120,7 +103,7 @@ void stats_init(void) {
     o.len = 0;
     OUT("smpalloc: %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes%s, checked %s\n",
         SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR, SMPALLOC_VERSION_PATCH,
-        atomic_load_explicit(&smp_nslots, memory_order_relaxed), smp_opt.purge_delay_ms,
+        slot_count(), smp_opt.purge_delay_ms,
         smp_opt.purge_threshold, smp_opt.purge_peak ? " (or the headroom below the peak)" : "",
         smp_opt.checked ? "on" : "off");
     os_write_err(o.buf, o.len);

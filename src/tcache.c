@@ -1,209 +1,178 @@
 /*
- * tcache.c - a small cache of free blocks per thread, in front of the slots.
- *
- * The fast paths of malloc and free touch only the calling thread's cache:
- * pop or push on a per-class list, no lock, no atomic instruction.  A miss
- * takes a batch of blocks from a slot (one lock for limit/2 blocks); a full
- * list gives the older half back to the blocks' slabs (one lock per owning
- * slot met).  A bin's limit starts at SMP_TCACHE_START and doubles each time
- * it misses or overflows, up to its class's limit (about SMP_TCACHE_BYTES,
- * at most SMP_TCACHE_COUNT blocks), so a thread that allocates little holds
- * little, however many threads there are.
- *
- * free() pushes here only blocks of slabs that the thread's own slot owns.
- * A block of another slot's slab goes on the thread's remote batch, which
- * is given back SMP_REMOTE_BATCH blocks at a time: reusing it here would
- * write into cache lines that its slab's other blocks share with other
- * threads (false sharing), and it is wanted back where it came from.
- *
- * A thread starts with smp_tl_cache == &tc_empty, whose lists are empty and
- * whose limits are 0: its first malloc or free falls into the slow path,
- * which gives it a cache of its own (no "initialised?" test on the fast
- * path).  A pthread key destructor gives the blocks back when the thread
- * exits, and the cache itself to a free list for the next thread.
+ * tcache.c - thread caches (see tcache.h).
  */
-#include <errno.h>
-#include <pthread.h>
+#include <string.h>
 
-#include "internal.h"
+#include "chunk.h"
+#include "lock.h"
 #include "options.h"
+#include "slot.h"
+#include "tcache.h"
 
-static tcache_t tc_empty;
-__thread tcache_t *smp_tl_cache = &tc_empty;
-/* 0: no cache yet; 1: has one; 2: exiting (cache given back: go direct). */
-static __thread unsigned char tl_state;
+static tcache_t tc_empty, tc_gone; /* no cache yet; exiting (no cache again) */
+__thread tcache_t *smp_tc = &tc_empty;
 
-static smp_mutex_t tc_lock;
-static tcache_t *tc_free;        /* caches of exited threads, for reuse */
-static pthread_key_t tc_key;
-static _Atomic int tc_key_state; /* 0 none, 1 being created, 2 ready */
+static lock_t tc_lock;
+static tcache_t *tc_free; /* caches of exited threads, for reuse */
 
-/* The most blocks bin cls may hold. */
-static unsigned tc_limit(unsigned cls) {
-  uint32_t size = smp_class[cls].size;
+/* The most blocks bin c may hold. */
+static unsigned tc_max(unsigned c) {
+  uint32_t size = smp_class[c].size;
   /* Checked mode caches nothing: every block goes through its slab, where
-   * double frees and corrupted links are caught. */
+   * double frees and writes after free are caught. */
   if (size > SMP_TCACHE_MAX || smp_opt.checked) return 0;
   uint32_t n = SMP_TCACHE_BYTES / size;
   return n < 2 ? 2 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
 }
 
-static void tc_lock_acquire(void) { mutex_lock(&tc_lock); }
-static void tc_lock_release(void) { mutex_unlock(&tc_lock); }
+/* Room for every bin's arrays as it doubles up to its limit (the arrays it
+ * outgrows are not reused: less than three times the limit in all). */
+static size_t tc_room(void) {
+  size_t n = 0;
+  for (unsigned c = 0; c < SMP_NCLASS; c++) n += 3u * tc_max(c);
+  return n;
+}
 
-static void tcache_destroy(void *arg);
+/* Carve an array of n slots from the room; NULL if it is used up. */
+static void **tc_carve(tcache_t *tc, uint32_t n) {
+  if ((size_t)(tc->room_end - tc->room) < n) return NULL;
+  void **a = tc->room;
+  tc->room += n;
+  return a;
+}
 
-/* The calling thread's own cache, created on first use; NULL when the thread
- * is exiting or no memory is left (the caller then goes to the slots). */
-static tcache_t *tcache_get(void) {
-  tcache_t *tc = smp_tl_cache;
-  if (tc != &tc_empty) return tc;
-  if (tl_state == 2) return NULL;
-  slot_init();
-  slot_recount(); /* a new thread: a good moment to notice a changed CPU count */
-  tc_lock_acquire();
-  if ((tc = tc_free) != NULL) tc_free = tc->next_free;
-  tc_lock_release();
-  if (tc == NULL && (tc = meta_alloc(sizeof *tc)) == NULL) return NULL;
+static void tc_reset(tcache_t *tc, size_t room) {
+  tc->room = tc->space;
+  tc->room_end = tc->space + room;
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    tc->bins[c].head = NULL;
+    unsigned max = tc_max(c), start = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
     tc->bins[c].count = 0;
-    unsigned max = tc_limit(c);
-    tc->bins[c].limit = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
+    tc->bins[c].slot = start ? tc_carve(tc, start) : NULL;
+    tc->bins[c].limit = tc->bins[c].slot ? start : 0;
   }
-  tc->remote = NULL;
   tc->nremote = 0;
+}
+
+bool tcache_ready(void) { return smp_tc != &tc_empty; }
+
+tcache_t *tcache_create(void) {
+  static _Atomic size_t room_once;
+  size_t room = atomic_load_explicit(&room_once, memory_order_relaxed);
+  if (room == 0) atomic_store_explicit(&room_once, room = tc_room(), memory_order_relaxed);
+  lock_take(&tc_lock);
+  tcache_t *tc = tc_free;
+  if (tc != NULL) tc_free = tc->next_free;
+  lock_drop(&tc_lock);
+  if (tc == NULL && (tc = meta_alloc(sizeof *tc + room * sizeof(void *), 64)) == NULL) {
+    smp_tc = &tc_gone;
+    return NULL;
+  }
+  tc_reset(tc, room);
   /* Spread new threads over the slots from the start (SmpAllocator starts
    * every thread at slot 0 and lets contention move it): a thread then
    * mostly frees blocks of its own slot's slabs. */
   static _Atomic unsigned next_slot;
-  unsigned n = atomic_load_explicit(&smp_nslots, memory_order_relaxed);
-  smp_tl_slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % (n ? n : 1);
-  /* Install first: should pthread_setspecific allocate, it finds the cache. */
-  smp_tl_cache = tc;
-  tl_state = 1;
-  int expect = 0;
-  if (atomic_compare_exchange_strong(&tc_key_state, &expect, 1)) {
-    if (pthread_key_create(&tc_key, tcache_destroy) == 0) atomic_store(&tc_key_state, 2);
-    else atomic_store(&tc_key_state, 0);
-  }
-  while (atomic_load(&tc_key_state) == 1) {
-  }
-  if (atomic_load(&tc_key_state) == 2) pthread_setspecific(tc_key, tc);
+  tc->slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % slot_count();
+  smp_tc = tc;
   return tc;
 }
 
 /* A bin that misses or overflows is busy: let it hold more (doubling, up to
- * its class's limit).  Threads that allocate little keep small caches, which
- * matters when there are a thousand of them. */
-static void tbin_grow(tbin_t *b, unsigned cls) {
-  unsigned max = tc_limit(cls);
-  if (b->limit < max) b->limit = b->limit * 2 < max ? b->limit * 2 : max;
+ * its class's limit), in a bigger array carved from the room. */
+static void tbin_grow(tcache_t *tc, tbin_t *b, unsigned c) {
+  unsigned max = tc_max(c), want = b->limit * 2 < max ? b->limit * 2 : max;
+  if (want <= b->limit) return;
+  void **a = tc_carve(tc, want);
+  if (a == NULL) return;
+  memcpy(a, b->slot, b->count * sizeof *a);
+  b->slot = a;
+  b->limit = want;
 }
 
-/* Give back all but keep blocks of bin b. */
-static void tbin_trim(tbin_t *b, unsigned keep, const char *who) {
-  if (b->count <= keep) return;
-  void *rest;
-  if (keep == 0) {
-    rest = b->head;
-    b->head = NULL;
-  } else {
-    void *p = b->head;
-    for (unsigned i = 1; i < keep; i++) p = *(void **)p;
-    rest = *(void **)p;
-    *(void **)p = NULL;
-  }
-  b->count = keep;
-  slot_give(rest, who);
-}
-
-/* Give the remote batch back. */
 static void remote_flush(tcache_t *tc, const char *who) {
-  void *list = tc->remote;
-  tc->remote = NULL;
+  unsigned n = tc->nremote;
   tc->nremote = 0;
-  if (list != NULL) slot_give(list, who);
+  if (n) slot_give(tc->remote, n, who);
 }
 
-static void tcache_destroy(void *arg) {
-  tcache_t *tc = arg;
-  smp_tl_cache = &tc_empty;
-  tl_state = 2;
+static void flush(tcache_t *tc) {
   remote_flush(tc, "free");
-  for (unsigned c = 0; c < SMP_NCLASS; c++) tbin_trim(&tc->bins[c], 0, "free");
-  tc_lock_acquire();
+  for (unsigned c = 0; c < SMP_NCLASS; c++) {
+    tbin_t *b = &tc->bins[c];
+    unsigned n = b->count;
+    b->count = 0;
+    if (n) slot_give(b->slot, n, "free");
+  }
+}
+
+void tcache_flush(void) {
+  if (smp_tc != &tc_empty && smp_tc != &tc_gone) flush(smp_tc);
+}
+
+void tcache_refresh(void) {
+  tcache_t *tc = smp_tc;
+  if (tc == &tc_empty || tc == &tc_gone) return;
+  flush(tc);
+  tc_reset(tc, tc_room());
+}
+
+void tcache_destroy(tcache_t *tc) {
+  smp_tc = &tc_gone;
+  flush(tc);
+  lock_take(&tc_lock);
   tc->next_free = tc_free;
   tc_free = tc;
-  tc_lock_release();
+  lock_drop(&tc_lock);
 }
 
-/* Out of memory: NULL with errno ENOMEM (the fast path returns our result
- * as it is). */
-static void *tcache_oom(void) {
-  errno = ENOMEM;
-  return NULL;
-}
-
-void *tcache_alloc_slow(unsigned cls) {
-  tcache_t *tc = tcache_get();
-  void *v[SMP_TCACHE_COUNT / 2 + 1];
-  if (tc == NULL || tc->bins[cls].limit == 0) /* uncached class, or exiting thread */
-    return slot_take(cls, 1, v) ? v[0] : tcache_oom();
-  tbin_t *b = &tc->bins[cls];
-  tbin_grow(b, cls);
-  unsigned n = slot_take(cls, b->limit / 2, v);
-  if (n == 0) return tcache_oom();
-  /* Link the rest, lowest address on top (no lock held: the first touch of
-   * a block that went cold waits here, not in a locked section). */
-  void *head = NULL;
-  for (unsigned i = n; i-- > 1;) {
-    *(void **)v[i] = head;
-    head = v[i];
+void *tcache_alloc_slow(unsigned c) {
+  tcache_t *tc = smp_tc;
+  void *v[SMP_TCACHE_COUNT];
+  tbin_t *b = &tc->bins[c];
+  if (b->limit == 0) { /* not cached: no cache, or checked mode */
+    unsigned slot = tc->slot;
+    if (slot_take(c, 1, v, &slot) == 0) return NULL;
+    if (tc != &tc_empty && tc != &tc_gone) tc->slot = slot;
+    *(uint64_t *)v[0] = 0;
+    return v[0];
   }
-  b->head = head;
+  tbin_grow(tc, b, c);
+  unsigned n = slot_take(c, b->limit / 2 ? b->limit / 2 : 1, v, &tc->slot);
+  if (n == 0) return NULL;
+  /* Lowest address on top: blocks go out in address order. */
+  for (unsigned i = 1; i < n; i++) b->slot[i - 1] = v[n - i];
   b->count = n - 1;
+  *(uint64_t *)v[0] = 0;
   return v[0];
 }
 
-void tcache_free_slow(void *p, unsigned cls, const char *who) {
-  tcache_t *tc = tcache_get();
-  if (tc == NULL || tc->bins[cls].limit == 0) {
-    *(void **)p = NULL;
-    slot_give(p, who);
+void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
+  tcache_t *tc = smp_tc;
+  tbin_t *b = &tc->bins[c];
+  if (b->limit == 0) { /* not cached: to its slab at once */
+    slot_give(&p, 1, who);
     return;
   }
-  tbin_t *b = &tc->bins[cls];
-  if (b->count >= b->limit) {
-    tbin_grow(b, cls);
-    tbin_trim(b, b->limit / 2, who);
-  }
-  if (unlikely(b->head == p)) os_fatal(who, "double free of", p);
-  *(void **)p = b->head;
-  b->head = p;
-  b->count++;
-}
-
-void tcache_free_remote(void *p, const char *who) {
-  tcache_t *tc = tcache_get();
-  if (tc == NULL || smp_opt.checked) { /* exiting thread, or checked mode: at once */
-    *(void **)p = NULL;
-    slot_give(p, who);
+  if (owner != tc->slot) {
+    tc->remote[tc->nremote++] = p;
+    if (tc->nremote == SMP_REMOTE_BATCH) remote_flush(tc, who);
     return;
   }
-  if (unlikely(tc->remote == p)) os_fatal(who, "double free of", p);
-  *(void **)p = tc->remote;
-  tc->remote = p;
-  if (++tc->nremote >= SMP_REMOTE_BATCH) remote_flush(tc, who);
+  /* Full: grow, and give the older half back. */
+  tbin_grow(tc, b, c);
+  unsigned half = b->limit / 2;
+  if (b->count >= half && half > 0) {
+    unsigned n = b->count - half;
+    if (n == 0) goto push;
+    slot_give(b->slot, n, who);
+    memmove(b->slot, b->slot + n, half * sizeof *b->slot);
+    b->count = half;
+  }
+push:
+  if (b->count < b->limit) b->slot[b->count++] = p;
+  else slot_give(&p, 1, who);
 }
 
-void tcache_flush_all(void) {
-  tcache_t *tc = smp_tl_cache;
-  if (tc == &tc_empty) return;
-  remote_flush(tc, "free");
-  for (unsigned c = 0; c < SMP_NCLASS; c++) tbin_trim(&tc->bins[c], 0, "free");
-}
-
-void tcache_fork_prepare(void) { tc_lock_acquire(); }
-void tcache_fork_parent(void) { tc_lock_release(); }
-void tcache_fork_child(void) { atomic_store_explicit(&tc_lock, 0, memory_order_relaxed); }
+void tcache_fork_prepare(void) { lock_take(&tc_lock); }
+void tcache_fork_parent(void) { lock_drop(&tc_lock); }
+void tcache_fork_child(void) { lock_reset(&tc_lock); }

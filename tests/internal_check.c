@@ -4,16 +4,18 @@
  *   - size_class(n) and the table smp_class_by8 agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
  *     whose size is >= n;
- *   - the one-multiply block-start test (block_start, internal.h) says
+ *   - the one-multiply block-start test (block_index, sizeclass.h) says
  *     "start" exactly for offsets that are whole multiples of the class
- *     size, past the slab's bitmap and below the last whole block, for
- *     every class and every offset of a slab; the bitmap fits its room.
+ *     size, with the right index, for every class and every offset of a
+ *     slab; every class from 16 bytes on is a multiple of 16 (16-aligned
+ *     blocks) and its bitmap fits the chunk's room for it.
  *   - size_class_aligned(n, a) gives a class whose size is a multiple of a.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "chunk.h"
+#include "sizeclass.h"
 
 static unsigned long failures;
 #define CHECK(c, ...) \
@@ -32,21 +34,18 @@ int main(void) {
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &smp_class[c];
-    uint32_t all = SMP_SLAB_SIZE / ci->size, limit = all * ci->size;
-    CHECK(ci->first + ci->count == all, "blocks of class %u", c);
-    CHECK(ci->begin == ci->first * ci->size && ci->begin + ci->last + ci->size == limit,
-          "offsets of class %u", c);
-    /* The bitmap (a bit per block) fits the descriptor's word or the
-     * reserved blocks, and no handed-out block shares its cache lines. */
-    CHECK(all <= 64 ? ci->first == 0 : ci->begin >= ((all + 63) / 64 * 8 + 63) / 64 * 64,
-          "bitmap room of class %u", c);
-    CHECK(ci->count * 100 >= all * 98, "class %u: the bitmap takes more than 2 %%", c);
+    uint32_t all = SMP_SLAB_SIZE / ci->size;
+    CHECK(ci->count == all && ci->last == (all - 1) * ci->size, "blocks of class %u", c);
+    CHECK(ci->size == 8 || ci->size % 16 == 0, "class %u (size %u) is not 16-aligned", c, ci->size);
+    CHECK((all + 63) / 64 <= SMP_BITMAP_WORDS, "bitmap room of class %u", c);
     for (uint32_t off = 0; off < SMP_SLAB_SIZE; off++) {
-      bool want = off % ci->size == 0 && off >= ci->begin && off < limit;
-      bool got = block_start(off, ci);
+      uint32_t idx;
+      bool want = off % ci->size == 0;
+      bool got = block_index(off, ci, &idx);
       checks++;
       CHECK(want == got, "class %u (size %u): offset %u start=%d, test says %d", c, ci->size, off,
             want, got);
+      CHECK(!want || idx == off / ci->size, "class %u: index of offset %u", c, off);
     }
   }
   for (size_t a = 16; a <= SMP_SMALL_MAX; a *= 2)

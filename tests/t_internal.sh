@@ -7,5 +7,5 @@ cd "${SMP_ROOT:-.}"
 out=build/tests/internal_check
 mkdir -p build/tests
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Iinclude -Isrc -o "$out" tests/internal_check.c \
-  src/sizeclass.c || exit 1
+  src/sizeclass.c src/os.c || exit 1
 "$out"

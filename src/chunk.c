@@ -1,0 +1,414 @@
+/*
+ * chunk.c - chunks, descriptors, the pool of free granules, metadata memory
+ * (see chunk.h).
+ *
+ * Lock order: a slot lock, then pool_lock; meta_lock is taken alone.
+ */
+#include "chunk.h"
+#include "lock.h"
+#include "os.h"
+#include "pagemap.h"
+
+/* ---- metadata ------------------------------------------------------------- */
+
+static lock_t meta_lock;
+static uintptr_t meta_next, meta_end;
+
+void *meta_alloc(size_t size, size_t align) {
+  if (align < 64) align = 64; /* cache-line granularity: no false sharing */
+  size = (size + 63) & ~(size_t)63;
+  for (;;) {
+    lock_take(&meta_lock);
+    uintptr_t p = (meta_next + align - 1) & ~(uintptr_t)(align - 1);
+    if (meta_next != 0 && p <= meta_end && meta_end - p >= size) {
+      meta_next = p + size;
+      lock_drop(&meta_lock);
+      return (void *)p;
+    }
+    lock_drop(&meta_lock);
+    /* Map a new region with no lock held, then install it; if another
+     * thread installed one meanwhile, ours replaces it (the rest of theirs
+     * is lost: at most one region, and only in that race). */
+    size_t page = os_page_size(), region = size + align > SMP_META_REGION
+                                               ? (size + align + page - 1) & ~(page - 1)
+                                               : SMP_META_REGION;
+    void *m = os_map_guarded(region);
+    if (m == NULL) return NULL;
+    lock_take(&meta_lock);
+    meta_next = (uintptr_t)m;
+    meta_end = meta_next + region;
+    lock_drop(&meta_lock);
+  }
+}
+
+/* ---- the pool ----------------------------------------------------------- */
+
+static lock_t pool_lock;
+static uintptr_t carve_next, carve_end; /* the uncarved part of the current chunk */
+static chunk_t *carve_chunk;            /* the chunk being carved */
+static chunk_t *chunks;                 /* every chunk, newest first */
+
+/* Single free granules: dirty ones newest first (purging takes the oldest
+ * first), and clean ones.  Free runs by length, newest first. */
+static slab_t *dirty_head, *dirty_tail, *clean_head;
+static slab_t *run_dirty[SMP_RUN_KMAX + 1], *run_clean[SMP_RUN_KMAX + 1];
+static _Atomic size_t n_dirty, n_run_dirty; /* granules */
+static _Atomic uint32_t dirty_oldest;       /* stamp of dirty_tail, when any */
+static _Atomic size_t n_active, n_peak;     /* granules in use, and their most */
+
+static void add(_Atomic size_t *c, size_t k) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + k,
+                        memory_order_relaxed);
+}
+static void sub(_Atomic size_t *c, size_t k) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) - k,
+                        memory_order_relaxed);
+}
+
+size_t chunk_active(void) { return atomic_load_explicit(&n_active, memory_order_relaxed); }
+size_t chunk_peak(void) { return atomic_load_explicit(&n_peak, memory_order_relaxed); }
+void chunk_peak_reset(void) { atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed); }
+size_t chunk_dirty_singles(void) { return atomic_load_explicit(&n_dirty, memory_order_relaxed); }
+size_t chunk_dirty_runs(void) { return atomic_load_explicit(&n_run_dirty, memory_order_relaxed); }
+size_t chunk_dirty(void) { return chunk_dirty_singles() + chunk_dirty_runs(); }
+uint32_t chunk_dirty_oldest(void) { return atomic_load_explicit(&dirty_oldest, memory_order_relaxed); }
+
+static void dirty_unlink(slab_t *g) {
+  if (g->prev) g->prev->next = g->next; else dirty_head = g->next;
+  if (g->next) g->next->prev = g->prev; else dirty_tail = g->prev;
+  sub(&n_dirty, 1);
+  if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+}
+
+/* Put the single granule g on the dirty list, newest first (pool lock). */
+static void dirty_push(slab_t *g, uint32_t now) {
+  g_set_state(g, G_DIRTY);
+  g->stamp = now;
+  g->prev = NULL;
+  g->next = dirty_head;
+  if (dirty_head) dirty_head->prev = g; else dirty_tail = g;
+  dirty_head = g;
+  add(&n_dirty, 1);
+  atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+}
+
+/* Put a free run of k >= 2 granules starting at g on its list (pool lock). */
+static void run_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
+  g->cls = (uint16_t)k;
+  g->stamp = stamp;
+  for (unsigned i = 1; i < k; i++) g_set_state(&g[i], RUN_TAIL);
+  if (dirty) {
+    g_set_state(g, RUN_DIRTY);
+    g->next = run_dirty[k];
+    run_dirty[k] = g;
+    add(&n_run_dirty, k);
+  } else {
+    g_set_state(g, RUN_CLEAN);
+    g->next = run_clean[k];
+    run_clean[k] = g;
+  }
+}
+
+static void clean_push(slab_t *g) {
+  g_set_state(g, G_CLEAN);
+  g->next = clean_head;
+  clean_head = g;
+}
+
+/* A free run of at least k granules, dirty or clean, the shortest that
+ * fits; the rest goes back as a shorter run (or a single).  Pool lock. */
+static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
+  slab_t **lists = dirty ? run_dirty : run_clean;
+  for (unsigned j = k < 2 ? 2 : k; j <= SMP_RUN_KMAX; j++) {
+    slab_t *g = lists[j];
+    if (g == NULL) continue;
+    lists[j] = g->next;
+    if (dirty) sub(&n_run_dirty, j);
+    if (j - k == 1) {
+      if (dirty) dirty_push(&g[k], g->stamp); else clean_push(&g[k]);
+    } else if (j > k) {
+      run_push(&g[k], j - k, dirty, g->stamp);
+    }
+    *zero = !dirty;
+    return g;
+  }
+  return NULL;
+}
+
+/* Carve k granules from the current chunk, or NULL (pool lock). */
+static slab_t *carve(unsigned k) {
+  if (carve_end - carve_next < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
+  slab_t *g = &carve_chunk->desc[(carve_next - (carve_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
+  carve_next += (uintptr_t)k * SMP_SLAB_SIZE;
+  return g;
+}
+
+slab_t *chunk_take(unsigned k, bool *zero) {
+  slab_t *g = NULL;
+  lock_take(&pool_lock);
+  if (k == 1) {
+    /* Resident first (a dirty single, then a granule split off a dirty
+     * run: no page faults), then clean, fresh, and last a granule of a
+     * clean run (longer runs are kept for large blocks). */
+    if ((g = dirty_head) != NULL) {
+      dirty_unlink(g);
+      *zero = false;
+    } else if ((g = run_take(1, true, zero)) != NULL) {
+    } else if ((g = clean_head) != NULL) {
+      clean_head = g->next;
+      *zero = true;
+    } else if ((g = carve(1)) != NULL) {
+      *zero = true;
+    } else {
+      g = run_take(1, false, zero);
+    }
+  } else if ((g = run_take(k, true, zero)) == NULL && (g = run_take(k, false, zero)) == NULL &&
+             (g = carve(k)) != NULL) {
+    *zero = true;
+  }
+  if (g != NULL) {
+    for (unsigned i = 0; i < k; i++) g_set_state(&g[i], i ? RUN_TAIL : G_FRESH);
+    g->next = g->prev = NULL;
+    add(&n_active, k);
+    if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
+  }
+  lock_drop(&pool_lock);
+  return g;
+}
+
+void chunk_put(slab_t *g, unsigned k) {
+  uint32_t now = os_now_ms();
+  lock_take(&pool_lock);
+  sub(&n_active, k);
+  if (k == 1) dirty_push(g, now);
+  else run_push(g, k, true, now);
+  lock_drop(&pool_lock);
+}
+
+/* ---- growing ------------------------------------------------------------ */
+
+/* Map a chunk and its metadata, with no lock held.  NULL when out of
+ * memory. */
+static chunk_t *chunk_map(void) {
+  void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
+  if (c == NULL) return NULL;
+  chunk_t *cm = meta_alloc(sizeof *cm, os_page_size());
+  if (cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
+    os_unmap(c, SMP_CHUNK_SIZE);
+    return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
+  }
+  for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
+    cm->desc[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
+    cm->desc[i].chunk = cm;
+  }
+  return cm;
+}
+
+/* Make cm the chunk granules are carved from (pool lock).  What is left of
+ * the previous one joins the pool as clean singles. */
+static void chunk_install(chunk_t *cm) {
+  slab_t *g;
+  while ((g = carve(1)) != NULL) clean_push(g);
+  cm->next = chunks;
+  chunks = cm;
+  carve_chunk = cm;
+  carve_next = cm->desc[0].base;
+  carve_end = carve_next + SMP_CHUNK_SIZE;
+}
+
+bool chunk_grow(unsigned k) {
+  lock_take(&pool_lock);
+  bool room = carve_end - carve_next >= (uintptr_t)k * SMP_SLAB_SIZE ||
+              (k == 1 && (dirty_head != NULL || clean_head != NULL));
+  lock_drop(&pool_lock);
+  if (room) return true; /* another thread grew it meanwhile */
+  chunk_t *cm = chunk_map();
+  if (cm == NULL) return false;
+  lock_take(&pool_lock);
+  chunk_install(cm);
+  lock_drop(&pool_lock);
+  return true;
+}
+
+/* ---- returning pages ------------------------------------------------------ */
+
+/* A run of neighbouring granules being purged: one system call. */
+typedef struct {
+  slab_t *first;
+  unsigned n;
+} range_t;
+
+static bool pooled(const slab_t *g) {
+  unsigned s = g_state(g);
+  return s == G_CLEAN || s == G_PURGING || s == G_DIRTY;
+}
+
+/* The bitmap pages of granules [first, first + n) whose granules are all
+ * pooled with their pages gone (clean or being purged) go back too: the
+ * bitmaps of a purged heap cost no memory.  No lock held: a racing reuse
+ * rewrites its bitmap after taking the granule, and a page given back
+ * reads as zero, so at worst a page stays. */
+static size_t bitmap_purge(slab_t *first, unsigned n) {
+  chunk_t *cm = first->chunk;
+  size_t page = os_page_size(), per = page / sizeof cm->bitmap[0], returned = 0;
+  if (per == 0) return 0;
+  unsigned i0 = (unsigned)(first - cm->desc);
+  for (unsigned g = i0 / per * per; g < i0 + n; g += per) {
+    bool all = true;
+    for (unsigned j = g; j < g + per && j < SMP_CHUNK_SLABS && all; j++) {
+      unsigned s = g_state(&cm->desc[j]);
+      all = s == G_CLEAN || s == G_PURGING || s == G_GONE;
+    }
+    if (all) {
+      os_decommit(cm->bitmap[g], page);
+      returned += page;
+    }
+  }
+  return returned;
+}
+
+/* Pick dirty singles to purge, chunk by chunk in address order, so that
+ * neighbours merge into one range (one madvise, one TLB shootdown, however
+ * the granules were freed), until `floor` dirty singles are left; with
+ * aged, only those that waited delay ms.  Pool lock held; returns the
+ * number of ranges filled. */
+static unsigned purge_pick(size_t floor, bool aged, uint32_t now, uint32_t delay, range_t *r) {
+  size_t count = chunk_dirty_singles();
+  unsigned nr = 0;
+  for (chunk_t *cm = chunks; cm != NULL && count > floor; cm = cm->next) {
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS && count > floor; i++) {
+      slab_t *g = &cm->desc[i];
+      if (g_state(g) != G_DIRTY) continue;
+      if (aged && (uint32_t)(now - g->stamp) < delay) continue;
+      if (nr > 0 && r[nr - 1].first + r[nr - 1].n == g) {
+        r[nr - 1].n++;
+      } else {
+        if (nr == SMP_PURGE_RANGES) return nr;
+        r[nr].first = g;
+        r[nr].n = 1;
+        nr++;
+      }
+      dirty_unlink(g);
+      g_set_state(g, G_PURGING);
+      count--;
+    }
+  }
+  return nr;
+}
+
+size_t chunk_purge(size_t floor, bool aged, uint32_t now, uint32_t delay) {
+  range_t r[SMP_PURGE_RANGES];
+  size_t returned = 0;
+  for (;;) {
+    lock_take(&pool_lock);
+    unsigned nr = purge_pick(floor, aged, now, delay, r);
+    lock_drop(&pool_lock);
+    if (nr == 0) break;
+    for (unsigned i = 0; i < nr; i++) {
+      os_decommit((void *)r[i].first->base, (size_t)r[i].n * SMP_SLAB_SIZE);
+      returned += (size_t)r[i].n * SMP_SLAB_SIZE;
+    }
+    lock_take(&pool_lock);
+    for (unsigned i = 0; i < nr; i++)
+      for (unsigned j = 0; j < r[i].n; j++) clean_push(r[i].first + j);
+    lock_drop(&pool_lock);
+    for (unsigned i = 0; i < nr; i++) returned += bitmap_purge(r[i].first, r[i].n);
+    if (nr < SMP_PURGE_RANGES) break;
+  }
+  return returned;
+}
+
+size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay) {
+  if (chunk_dirty_runs() == 0) return 0;
+  slab_t *batch = NULL;
+  size_t returned = 0;
+  lock_take(&pool_lock);
+  for (unsigned k = 2; k <= SMP_RUN_KMAX; k++)
+    for (slab_t **link = &run_dirty[k]; *link != NULL;) {
+      slab_t *g = *link;
+      if (all || (uint32_t)(now - g->stamp) >= delay) {
+        *link = g->next;
+        g_set_state(g, RUN_PURGING);
+        g->next = batch;
+        batch = g;
+        sub(&n_run_dirty, k);
+      } else {
+        link = &g->next;
+      }
+    }
+  lock_drop(&pool_lock);
+  for (slab_t *g = batch; g != NULL; g = g->next) {
+    os_decommit((void *)g->base, (size_t)g->cls << SMP_SLAB_SHIFT);
+    returned += (size_t)g->cls << SMP_SLAB_SHIFT;
+  }
+  lock_take(&pool_lock);
+  while (batch != NULL) {
+    slab_t *g = batch;
+    batch = g->next;
+    run_push(g, g->cls, false, g->stamp);
+  }
+  lock_drop(&pool_lock);
+  return returned;
+}
+
+/* ---- giving address space back -------------------------------------------- */
+
+size_t chunk_unmap_free(void) {
+  uintptr_t gone[16];
+  unsigned n = 0;
+  lock_take(&pool_lock);
+  for (chunk_t *cm = chunks; cm != NULL && n < 16; cm = cm->next) {
+    if (cm == carve_chunk) continue; /* still being carved */
+    bool all = true;
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS && all; i++) all = pooled(&cm->desc[i]);
+    if (!all) continue;
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
+      if (g_state(&cm->desc[i]) == G_DIRTY) dirty_unlink(&cm->desc[i]);
+      g_set_state(&cm->desc[i], G_GONE);
+    }
+    gone[n++] = cm->desc[0].base;
+  }
+  if (n > 0) { /* drop the gone granules from the clean list */
+    slab_t **link = &clean_head;
+    while (*link != NULL) {
+      if (g_state(*link) == G_GONE) *link = (*link)->next;
+      else link = &(*link)->next;
+    }
+  }
+  lock_drop(&pool_lock);
+  /* The metadata stays (G_GONE, never reused): 72 KiB of address space per
+   * chunk, its pages mostly returned with the bitmaps. */
+  for (unsigned i = 0; i < n; i++) os_unmap((void *)gone[i], SMP_CHUNK_SIZE);
+  return (size_t)n * SMP_CHUNK_SIZE;
+}
+
+/* ---- walking, fork --------------------------------------------------------- */
+
+void chunk_walk(void (*fn)(const slab_t *g, void *arg), void *arg) {
+  lock_take(&pool_lock);
+  for (chunk_t *cm = chunks; cm != NULL; cm = cm->next)
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) fn(&cm->desc[i], arg);
+  lock_drop(&pool_lock);
+}
+
+void chunk_pool_counts(size_t *dirty, size_t *clean) {
+  lock_take(&pool_lock);
+  size_t c = 0;
+  for (slab_t *g = clean_head; g != NULL; g = g->next) c++;
+  *dirty = chunk_dirty_singles();
+  *clean = c;
+  lock_drop(&pool_lock);
+}
+
+void chunk_fork_prepare(void) {
+  lock_take(&pool_lock);
+  lock_take(&meta_lock);
+}
+void chunk_fork_parent(void) {
+  lock_drop(&meta_lock);
+  lock_drop(&pool_lock);
+}
+void chunk_fork_child(void) {
+  lock_reset(&meta_lock);
+  lock_reset(&pool_lock);
+}

@@ -1,0 +1,143 @@
+/*
+ * chunk.h - chunks of granules, their descriptors, and the pool of free
+ * granules; metadata memory.
+ *
+ * Address space for slabs and runs comes in chunks of SMP_CHUNK_SIZE bytes
+ * (64 granules of 64 KiB), mapped 64 KiB-aligned, so a block's granule is
+ * its address with the low 16 bits cleared.  Every granule has a descriptor
+ * (slab_t), and every slab a bitmap; both live in the chunk's metadata
+ * (chunk_t), out of band in a guarded metadata region: no allocator state
+ * is ever next to a user block.
+ *
+ * A free granule is in the pool: "dirty" (its pages still resident) until
+ * the purge policy (purge.c) returns its pages, then "clean".  Runs of k
+ * contiguous granules (large blocks up to SMP_RUN_MAX) come from the same
+ * chunks and pool.  chunk_take prefers dirty granules (no page faults), then
+ * clean ones, then fresh chunk space.
+ *
+ * Locking: the pool lock guards the pool lists and the state of pooled
+ * descriptors; it is taken alone, or under a slot lock.  No system call is
+ * made under it: chunks are mapped and pages returned with no lock held.
+ */
+#ifndef SMP_CHUNK_H
+#define SMP_CHUNK_H
+
+#include "base.h"
+
+/* One state per granule descriptor, in one field.  Who may change it:
+ *   G_FRESH                  never carved yet (the chunk's bump space)
+ *   SLAB_CUR / _PARTIAL / _FULL
+ *                            a slab of a size class: its owner slot's lock
+ *   G_DIRTY, G_CLEAN, G_PURGING, G_GONE
+ *                            a pooled single granule: the pool lock
+ *   RUN_USED                 the head of a run handed out: its user
+ *   RUN_DIRTY, RUN_CLEAN, RUN_PURGING
+ *                            the head of a free run: the pool lock
+ *   RUN_TAIL                 a granule inside a run (its head speaks for it)
+ * Walks under the pool lock (purge, unmapping chunks, statistics) read it
+ * with relaxed atomics; the pool states they act on change only under that
+ * lock. */
+enum {
+  G_FRESH = 0, SLAB_CUR, SLAB_PARTIAL, SLAB_FULL,
+  G_DIRTY, G_CLEAN, G_PURGING, G_GONE,
+  RUN_USED, RUN_DIRTY, RUN_CLEAN, RUN_PURGING, RUN_TAIL
+};
+
+typedef struct slab_s slab_t;
+typedef struct chunk_s chunk_t;
+
+/* A granule's descriptor.  Two cache lines: the first is read by every
+ * free() with no lock and written only when the granule changes hands (and
+ * high_off as a slab's blocks are first handed out); the second is written
+ * under a lock.  For a slab of class cls:
+ *     used + (set bits in bits) == smp_class[cls].count
+ * where used counts blocks handed out to users or thread caches, and every
+ * block below high_off was handed out at least once (blocks are taken
+ * lowest address first), so a block start at or past it was never handed
+ * out.  For a run, cls is its length in granules. */
+struct slab_s {
+  _Alignas(64) _Atomic uint32_t high_off;
+  uint32_t recip;     /* smp_class[cls].recip (one load less on free) */
+  uint16_t cls;
+  uint16_t owner;     /* index of the owning slot */
+  uint32_t pad;
+  uintptr_t base;     /* the granule's address: constant */
+  uint64_t *bits;     /* bit i set while block i is free in the slab: the
+                         descriptor's word (classes of at most 64 blocks)
+                         or the chunk's bitmap for this granule */
+  chunk_t *chunk;     /* constant */
+  _Alignas(64) _Atomic uint8_t state;
+  uint8_t zero;       /* its never-used blocks are known to be zero */
+  uint16_t hint;      /* bits[0 .. hint) are all clear */
+  uint32_t used;      /* blocks handed out */
+  uint32_t stamp;     /* ms clock when it entered the pool */
+  slab_t *next, *prev; /* a slot's partial list, or a pool list */
+  uint64_t word;
+};
+
+#define SMP_BITMAP_WORDS (SMP_SLAB_SIZE / 8 / 64) /* a bit per 8-byte block */
+
+struct chunk_s {
+  uint64_t bitmap[SMP_CHUNK_SLABS][SMP_BITMAP_WORDS]; /* first: page-aligned */
+  slab_t desc[SMP_CHUNK_SLABS];
+  chunk_t *next;
+};
+
+static inline unsigned g_state(const slab_t *g) {
+  return atomic_load_explicit(&((slab_t *)g)->state, memory_order_relaxed);
+}
+static inline void g_set_state(slab_t *g, unsigned s) {
+  atomic_store_explicit(&g->state, (uint8_t)s, memory_order_relaxed);
+}
+
+/* Zeroed metadata memory that is never freed (chunk metadata, thread
+ * caches), from guarded regions; align is a power of two up to the page
+ * size.  NULL when out of memory.  May map (no lock may be held). */
+SMP_HIDDEN void *meta_alloc(size_t size, size_t align);
+
+/* k contiguous free granules (1 <= k <= SMP_RUN_KMAX) from the pool or the
+ * current chunk, out of the pool (state G_FRESH for the caller to set);
+ * *zero tells whether their memory is known to be zero.  Never makes a
+ * system call: NULL when none is at hand (call chunk_grow). */
+SMP_HIDDEN slab_t *chunk_take(unsigned k, bool *zero);
+/* Make room for k granules: map a new chunk unless another thread made room
+ * meanwhile (a system call: no lock may be held).  False when out of
+ * memory. */
+SMP_HIDDEN bool chunk_grow(unsigned k);
+/* k granules from chunk_take come back (the caller cleared their page-map
+ * entry): dirty, into the pool. */
+SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);
+
+/* For the purge policy: granules in use (slabs and runs) and their most
+ * since chunk_peak_reset; dirty granules; the stamp of the oldest dirty
+ * single granule (valid when chunk_dirty_singles() > 0). */
+SMP_HIDDEN size_t chunk_active(void);
+SMP_HIDDEN size_t chunk_peak(void);
+SMP_HIDDEN void chunk_peak_reset(void);
+SMP_HIDDEN size_t chunk_dirty(void);
+SMP_HIDDEN size_t chunk_dirty_singles(void);
+SMP_HIDDEN size_t chunk_dirty_runs(void);
+SMP_HIDDEN uint32_t chunk_dirty_oldest(void);
+/* Return the pages of dirty single granules until at most floor dirty
+ * granules are left (only those at least delay ms old, with aged), in
+ * address order so that neighbours merge into one system call; the bitmap
+ * pages of slabs whose pages all went back go too.  No lock may be held.
+ * Returns the bytes returned. */
+SMP_HIDDEN size_t chunk_purge(size_t floor, bool aged, uint32_t now, uint32_t delay);
+/* The same for free runs: all, or those at least delay ms old. */
+SMP_HIDDEN size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay);
+/* Out of address space: unmap every chunk whose granules are all in the
+ * pool.  No lock may be held.  Returns the bytes unmapped. */
+SMP_HIDDEN size_t chunk_unmap_free(void);
+
+/* Call fn on every descriptor, with the pool lock held (statistics; the
+ * caller holds every slot lock, so slab descriptors are stable too). */
+SMP_HIDDEN void chunk_walk(void (*fn)(const slab_t *g, void *arg), void *arg);
+/* Pooled granules, dirty and clean. */
+SMP_HIDDEN void chunk_pool_counts(size_t *dirty, size_t *clean);
+
+SMP_HIDDEN void chunk_fork_prepare(void);
+SMP_HIDDEN void chunk_fork_parent(void);
+SMP_HIDDEN void chunk_fork_child(void);
+
+#endif /* SMP_CHUNK_H */

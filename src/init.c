@@ -1,0 +1,131 @@
+/*
+ * init.c - start-up, fork and thread exit, for every module.
+ *
+ * Start-up has two steps.  init_once runs at the first allocation of the
+ * process, which may come from the dynamic loader or from a constructor of
+ * a statically linked program before ours: it picks the free key, counts
+ * the CPUs and reads the SMPALLOC_* options if the environment is set up
+ * (it is in every link mode once libc's own start-up has run; if not yet,
+ * the constructor reads them).  The constructor then does what may
+ * allocate or print: the verbose line, the at-exit report, pthread_atfork.
+ * An atomic state machine makes init_once safe from any thread; nothing in
+ * it can call malloc.
+ *
+ * Fork: the prepare handler takes every lock of the allocator in a fixed
+ * order (all SMP_MAX_SLOTS slot locks, so a slot count that grows meanwhile
+ * cannot leave one out; the thread caches' lock; the large-block cache; the
+ * pool and metadata), the parent releases them, and the child resets them:
+ * the child starts with consistent lists and can allocate at once.
+ *
+ * Thread exit: a pthread key's destructor gives the thread's cached blocks
+ * back and its cache to the next thread.
+ */
+#include <pthread.h>
+
+#include "chunk.h"
+#include "init.h"
+#include "large.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "slab.h"
+#include "slot.h"
+#include "stats.h"
+#include "tcache.h"
+
+extern char **environ;
+
+static _Atomic int init_state; /* 0 not yet, 1 in progress, 2 done */
+static _Atomic int options_read;
+
+static void read_options(void) {
+  if (environ == NULL || atomic_exchange(&options_read, 1)) return;
+  options_init();
+}
+
+static void set_slots(void) {
+  unsigned cpus = os_cpu_count();
+  lock_set_spin(cpus);
+  slot_set_count(smp_opt.slots ? smp_opt.slots : cpus);
+}
+
+void init_once(void) {
+  if (likely(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&init_state, &expect, 1)) {
+    size_t page = os_page_size();
+    if (page > SMP_SLAB_SIZE || (SMP_SLAB_SIZE % page) != 0)
+      os_fatal("malloc", "the kernel's page size does not divide 64 KiB", NULL);
+    uint64_t key = os_random();
+    smp_free_key = key ? key : 0x5eed5eed5eed5eedu;
+    read_options();
+    set_slots();
+    atomic_store_explicit(&init_state, 2, memory_order_release);
+    return;
+  }
+  while (atomic_load_explicit(&init_state, memory_order_acquire) != 2) {
+  }
+}
+
+static pthread_key_t thread_key;
+static _Atomic int key_state; /* 0 none, 1 being created, 2 ready, 3 failed */
+
+static void thread_exit(void *tc) { tcache_destroy(tc); }
+
+/* Re-read the CPU count at most once per SMP_RECOUNT_MS (taskset, a
+ * cgroup limit), when a thread starts. */
+static void recount(void) {
+  static _Atomic uint32_t last;
+  uint32_t now = os_now_ms(), then = atomic_load_explicit(&last, memory_order_relaxed);
+  if (smp_opt.slots || (uint32_t)(now - then) < SMP_RECOUNT_MS) return;
+  if (atomic_compare_exchange_strong(&last, &then, now)) set_slots();
+}
+
+void init_thread(void) {
+  init_once();
+  recount();
+  tcache_t *tc = tcache_create();
+  if (tc == NULL) return;
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&key_state, &expect, 1))
+    atomic_store(&key_state, pthread_key_create(&thread_key, thread_exit) == 0 ? 2 : 3);
+  while (atomic_load(&key_state) == 1) {
+  }
+  /* The cache is installed first: should pthread_setspecific allocate, it
+   * finds it. */
+  if (atomic_load(&key_state) == 2) pthread_setspecific(thread_key, tc);
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static void fork_prepare(void) {
+  slot_lock_all();
+  tcache_fork_prepare();
+  large_fork_prepare();
+  chunk_fork_prepare();
+}
+static void fork_parent(void) {
+  chunk_fork_parent();
+  large_fork_parent();
+  tcache_fork_parent();
+  slot_unlock_all();
+}
+static void fork_child(void) {
+  chunk_fork_child();
+  large_fork_child();
+  tcache_fork_child();
+  slot_reset_all();
+}
+
+/* Runs after libc is initialised, before main: the place for set-up that
+ * may allocate (pthread_atfork does) or print. */
+__attribute__((constructor)) static void init_constructor(void) {
+  init_once();
+  if (!atomic_load(&options_read)) { /* the environment was not ready before */
+    read_options();
+    set_slots();
+    if (smp_opt.checked) tcache_refresh(); /* this thread's cache: none now */
+  }
+  stats_init();
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}

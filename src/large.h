@@ -1,0 +1,45 @@
+/*
+ * large.h - blocks beyond the slab classes (> SMP_SMALL_MAX, or aligned
+ * beyond what a class can give).
+ *
+ * Up to SMP_RUN_MAX (1 MiB) a large block is a run of whole 64 KiB granules
+ * carved from the slab chunks (chunk.c): no system call to get or free one,
+ * and freed runs are reused, split, and purged like empty slabs.  Beyond
+ * that each is its own mapping, 64 KiB-aligned (or more, for larger
+ * alignments), its length rounded to 64 KiB, so that no two blocks or slabs
+ * share a page-map granule; its page-map entry holds the length, there is
+ * no header, and growing and shrinking use mremap, so a big buffer grows
+ * without a copy.
+ *
+ * A freed mapping of up to SMP_LARGE_CACHE_MAX bytes waits in a small cache
+ * for a request it can hold (the smallest that fits; a much longer one
+ * loses its tail), which then costs no page faults for the pages it already
+ * has.  The purge policy (purge.c) empties it after the purge delay, or at
+ * once past its budget.
+ */
+#ifndef SMP_LARGE_H
+#define SMP_LARGE_H
+
+#include "pagemap.h"
+
+/* A large block of n bytes aligned to align (0: 64 KiB), or NULL when out
+ * of memory (no reclaim here: the caller reclaims and retries).  *zeroed
+ * (if not NULL) tells whether it is known to be all zero. */
+SMP_HIDDEN void *large_alloc(size_t n, size_t align, bool *zeroed);
+/* Free the large block p described by entry e (checked by the caller). */
+SMP_HIDDEN void large_free(void *p, pm_entry_t e);
+/* Grow or shrink in place (may_move false) or by moving (pages or a copy);
+ * NULL if not possible, block unchanged. */
+SMP_HIDDEN void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move);
+/* The length of the large block described by e. */
+SMP_HIDDEN size_t large_size(pm_entry_t e);
+/* Unmap cached freed mappings: those at least delay ms old, or all.
+ * Returns the bytes unmapped. */
+SMP_HIDDEN size_t large_cache_purge(bool all, uint32_t now, uint32_t delay);
+/* Large blocks handed out now: their number and bytes. */
+SMP_HIDDEN void large_counters(size_t *blocks, size_t *bytes);
+SMP_HIDDEN void large_fork_prepare(void);
+SMP_HIDDEN void large_fork_parent(void);
+SMP_HIDDEN void large_fork_child(void);
+
+#endif /* SMP_LARGE_H */

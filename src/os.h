@@ -1,0 +1,73 @@
+/*
+ * os.h - the seam to the kernel.  os.c is the only file of smpalloc that
+ * makes a system call or reads the auxiliary vector.
+ *
+ * Contract for every function here: errno is the same on return as on entry
+ * (callers set ENOMEM themselves at the API boundary); sizes and addresses
+ * are multiples of os_page_size() unless said otherwise; failure is a
+ * return value, never an abort; nothing allocates, uses stdio or reads the
+ * environment, so every function is safe before libc is initialised and
+ * while an allocator lock is held (though callers avoid that: no system
+ * call under a lock).
+ *
+ * Memory from os_map and os_map_guarded is committed under the kernel's
+ * overcommit accounting (no MAP_NORESERVE): a request beyond what the kernel
+ * will back fails here, with NULL, as glibc's malloc does, instead of
+ * succeeding and being OOM-killed later.
+ */
+#ifndef SMP_OS_H
+#define SMP_OS_H
+
+#include "base.h"
+
+/* The kernel's page size (AT_PAGESZ), read once. */
+SMP_HIDDEN size_t os_page_size(void);
+
+/* Fresh zeroed read-write memory of size bytes, aligned to align (a power
+ * of two; at least the page size is used).  NULL if the kernel refuses. */
+SMP_HIDDEN void *os_map(size_t size, size_t align);
+/* Fresh zeroed read-write memory of size bytes with an inaccessible guard
+ * page right before and right after it (for metadata: a user block that
+ * runs over its end faults instead of reaching allocator state).  Never
+ * unmapped.  NULL if the kernel refuses. */
+SMP_HIDDEN void *os_map_guarded(size_t size);
+/* Unmap what os_map_guarded(size) returned, guards included. */
+SMP_HIDDEN void os_unmap_guarded(void *p, size_t size);
+/* Give [p, p+size) back to the kernel. */
+SMP_HIDDEN void os_unmap(void *p, size_t size);
+/* Resize the mapping at p from old_size to new_size bytes in place; false
+ * (mapping unchanged) if the pages after it are taken or memory is short. */
+SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
+/* Move the pages of the mapping at p (old_size bytes) to dest, a mapping of
+ * new_size bytes from os_map that they replace, growing or shrinking it to
+ * new_size.  False (both unchanged) on failure. */
+SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
+/* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
+SMP_HIDDEN void os_populate(void *p, size_t size);
+/* Return the pages of [p, p+size) to the kernel; they read as zero after. */
+SMP_HIDDEN void os_decommit(void *p, size_t size);
+/* Bytes mapped now (os_map, os_map_guarded, resizes) and bytes returned to
+ * the kernel so far (unmapped or decommitted). */
+SMP_HIDDEN void os_counters(size_t *mapped, size_t *returned);
+
+/* A millisecond clock (coarse, monotonic; no kernel entry: vDSO). */
+SMP_HIDDEN uint32_t os_now_ms(void);
+/* 64 random bits from the kernel (AT_RANDOM), without a system call. */
+SMP_HIDDEN uint64_t os_random(void);
+/* Number of CPUs this process may run on (affinity mask, cgroup quota),
+ * at least 1. */
+SMP_HIDDEN unsigned os_cpu_count(void);
+
+/* Block until *addr != val or a wake-up; wake up to n waiters of addr. */
+SMP_HIDDEN void os_futex_wait(_Atomic int *addr, int val);
+SMP_HIDDEN void os_futex_wake(_Atomic int *addr, int n);
+
+/* A close-on-exec duplicate of stderr (or 2 if that fails): the at-exit
+ * report still reaches the terminal when the program closed its stderr. */
+SMP_HIDDEN int os_dup_stderr(void);
+/* Write len bytes to stderr (messages, statistics). */
+SMP_HIDDEN void os_write_err(const char *s, size_t len);
+/* os_fatal (declared in base.h): one line "smpalloc: CALL(): WHAT 0xADDR"
+ * on stderr, then abort. */
+
+#endif /* SMP_OS_H */

@@ -1,0 +1,71 @@
+/*
+ * purge.c - the purge policy and the reclaim path (see purge.h).
+ */
+#include "chunk.h"
+#include "large.h"
+#include "options.h"
+#include "os.h"
+#include "purge.h"
+#include "slot.h"
+#include "tcache.h"
+
+static size_t keep_floor(void) {
+  size_t a = chunk_active() / 8;
+  return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
+}
+
+static size_t cap(void) {
+  size_t a = chunk_active() / 8, t = smp_opt.purge_threshold / SMP_SLAB_SIZE;
+  if (smp_opt.purge_peak) { /* the default: also the headroom below the peak */
+    size_t in = chunk_active(), pk = chunk_peak();
+    size_t room = pk > in ? pk - in : 0;
+    if (room > SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE) room = SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE;
+    if (room > t) t = room;
+  }
+  return a > t ? a : t;
+}
+
+/* When the free runs were last walked for aged ones (their ages are not
+ * kept in order: a walk looks at every run, so at most one per half
+ * delay). */
+static _Atomic uint32_t runs_walked;
+
+static bool runs_due(uint32_t now) {
+  return chunk_dirty_runs() > 0 &&
+         (uint32_t)(now - atomic_load_explicit(&runs_walked, memory_order_relaxed)) >=
+             smp_opt.purge_delay_ms / 2;
+}
+
+void purge_maintain(void) {
+  size_t n = chunk_dirty(), c = cap(), keep = keep_floor();
+  uint32_t delay = smp_opt.purge_delay_ms, now = os_now_ms();
+  bool over = n > c;
+  bool aged = !over && n > keep && chunk_dirty_singles() > 0 &&
+              (uint32_t)(now - chunk_dirty_oldest()) >= delay;
+  size_t returned = 0;
+  if (over || runs_due(now)) {
+    if (!over) atomic_store_explicit(&runs_walked, now, memory_order_relaxed);
+    returned += chunk_purge_runs(over, now, delay);
+  }
+  if (over) returned += chunk_purge(c / 2 > keep ? c / 2 : keep, false, now, delay);
+  else if (aged) returned += chunk_purge(keep, true, now, delay);
+  /* Memory that waited the delay unused: the slack the peak allowed is not
+   * needed; count the peak from here. */
+  if (returned && !over) chunk_peak_reset();
+  large_cache_purge(false, now, smp_opt.purge_delay_ms);
+}
+
+size_t purge_all(void) {
+  uint32_t now = os_now_ms();
+  tcache_flush();
+  slot_collect();
+  size_t r = chunk_purge_runs(true, now, 0) + chunk_purge(0, false, now, 0);
+  r += large_cache_purge(true, now, 0);
+  chunk_peak_reset();
+  return r;
+}
+
+bool purge_reclaim(void) {
+  size_t r = purge_all();
+  return r + chunk_unmap_free() > 0;
+}

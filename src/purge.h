@@ -1,0 +1,36 @@
+/*
+ * purge.h - the purge policy: when free memory goes back to the kernel, and
+ * the one reclaim path that upper layers call when memory runs out.
+ *
+ * Dirty granules (empty slabs and free runs whose pages are still
+ * resident) may wait:
+ *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD, an
+ *     eighth of the granules in use, and - unless the threshold was set -
+ *     the headroom between the granules in use and their peak since the last
+ *     delayed purge, at most SMP_PURGE_PEAK_MAX).  Past it they go back at
+ *     once, down to half the cap (hysteresis: purging only down to the cap
+ *     would make every release past it a system call and a TLB shootdown of
+ *     its own).  The headroom lets a program that frees a burst and
+ *     allocates it again keep its pages: in use + dirty then stays within the
+ *     peak it already reached, so the peak RSS does not grow.
+ *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the granules in
+ *     use), only until they are SMPALLOC_PURGE_DELAY_MS old.
+ * Cached large mappings go after the same delay.  Purging runs from the
+ * allocator's own slow paths (purge_maintain, cheap when nothing is due):
+ * no background thread.
+ */
+#ifndef SMP_PURGE_H
+#define SMP_PURGE_H
+
+#include "base.h"
+
+/* Purge what is due.  No lock may be held. */
+SMP_HIDDEN void purge_maintain(void);
+/* Return everything free now: the calling thread's cache, empty current
+ * slabs, every dirty granule and cached mapping.  Returns the bytes. */
+SMP_HIDDEN size_t purge_all(void);
+/* Out of memory: purge_all, then unmap chunks left wholly free.  True if
+ * anything was returned (worth trying again). */
+SMP_HIDDEN bool purge_reclaim(void);
+
+#endif /* SMP_PURGE_H */

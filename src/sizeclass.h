@@ -1,0 +1,58 @@
+/*
+ * sizeclass.h - the small size classes.
+ *
+ * Classes 0..8 are 8, 16, 32, 48, ..., 128 bytes; above that eight classes
+ * per doubling up to SMP_SMALL_MAX (144, 160, ..., 256, 288, ..., 32768).
+ * Every class from 16 bytes on is a multiple of 16, so every block of 16
+ * bytes or more is 16-aligned (blocks sit at multiples of their size from a
+ * 64 KiB-aligned slab): alignof(max_align_t) on x86-64 and aarch64, which C
+ * requires for any object that fits, and which programs built against glibc
+ * rely on.  Only requests of at most 8 bytes get 8-aligned 8-byte blocks.
+ * The waste is at most 15 bytes up to 128 and at most 1/9 of the block
+ * above.  Every power of two from 8 to SMP_SMALL_MAX is a class, which is
+ * what makes aligned requests servable from slabs.
+ */
+#ifndef SMP_SIZECLASS_H
+#define SMP_SIZECLASS_H
+
+#include "base.h"
+
+#define SMP_NCLASS 73
+
+typedef struct {
+  uint32_t size;   /* block size in bytes */
+  uint32_t recip;  /* ceil(2^32 / size): offset / size by one multiply */
+  uint32_t count;  /* blocks per slab */
+  uint32_t last;   /* offset of the last whole block */
+} class_info_t;
+
+SMP_HIDDEN extern const class_info_t smp_class[SMP_NCLASS];
+
+/* smp_class_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024. */
+SMP_HIDDEN extern const uint8_t smp_class_by8[129];
+
+/* Class of a request of n bytes (n <= SMP_SMALL_MAX). */
+static inline unsigned size_class(size_t n) {
+  if (n <= 1024) return smp_class_by8[(n + 7) >> 3];
+  size_t m = n - 1;
+  unsigned b = 63u - (unsigned)__builtin_clzl(m); /* 10 <= b < 15 */
+  return 9u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);
+}
+
+/* The index of the block at offset off of a slab of class ci, and whether
+ * off is that block's start.  With recip = ceil(2^32 / size), the 64-bit
+ * product off * recip holds the index in its high half and, in its low
+ * half, idx * err (err < size, so below 2^16) when off is a whole multiple
+ * of the size, and at least 2^16 when it is not: one multiply decides
+ * (checked for every class and offset by tests/internal_check.c). */
+static inline bool block_index(uint32_t off, const class_info_t *ci, uint32_t *idx) {
+  uint64_t prod = (uint64_t)off * ci->recip;
+  *idx = (uint32_t)(prod >> 32);
+  return (uint32_t)prod < 0x10000u;
+}
+
+/* Class for n bytes aligned to align (a power of two), or SMP_NCLASS if no
+ * slab class can serve it. */
+SMP_HIDDEN unsigned size_class_aligned(size_t n, size_t align);
+
+#endif /* SMP_SIZECLASS_H */

@@ -1,0 +1,44 @@
+/*
+ * slab.h - one slab: a 64 KiB granule of blocks of one size class, and its
+ * bitmap of free blocks.
+ *
+ * A slab's free blocks are the set bits of its bitmap (out of band, see
+ * chunk.h), not a list threaded through the blocks: taking blocks reads no
+ * block (a list of cold blocks is a chain of dependent cache misses), they
+ * come out lowest address first, a stray write into a free block cannot
+ * redirect an allocation, and a block given back twice is seen at once (its
+ * bit is already set).  Every function here is called with the lock of the
+ * slot that owns the slab held (slot.c), except slab_new, which makes the
+ * slab.
+ *
+ * Free blocks carry smp_free_key in their first word (written by free,
+ * cleared when a block is handed out: alloc.c, tcache.c).  In checked mode
+ * (SMPALLOC_CHECKED=1) the rest of a free block, up to SMP_CHECKED_FILL_MAX
+ * bytes, is filled with a pattern that is verified when the block leaves
+ * its slab and when the slab empties.
+ */
+#ifndef SMP_SLAB_H
+#define SMP_SLAB_H
+
+#include "chunk.h"
+#include "sizeclass.h"
+
+/* The per-process random word that marks a free block (never 0: a block
+ * never handed out reads 0). */
+SMP_HIDDEN extern uint64_t smp_free_key;
+
+/* An empty slab of class cls owned by slot owner, from the pool, set up and
+ * registered in the page map; sets *zero if its memory is known to be zero.
+ * Never makes a system call: NULL when no granule is at hand. */
+SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner);
+/* Take up to want free blocks, lowest address first, into out[]; returns
+ * the count (fewer only when the slab runs out). */
+SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked);
+/* The block p of sl comes back; false if it is free already (a double
+ * free).  *low is lowered to its bitmap word if below. */
+SMP_HIDDEN bool slab_give(slab_t *sl, void *p, uint32_t *low, bool checked);
+/* An empty slab leaves its class: verified (checked mode), page-map entry
+ * cleared, to the pool. */
+SMP_HIDDEN void slab_retire(slab_t *sl, bool checked);
+
+#endif /* SMP_SLAB_H */

@@ -1,0 +1,48 @@
+/*
+ * slot.h - slots: SmpAllocator's unit of sharing.
+ *
+ * There are min(CPUs, SMP_MAX_SLOTS) slots.  Each holds a lock and, per
+ * size class, the slab it is allocating from and the slabs it owns that
+ * have free blocks.  A thread remembers a slot index (kept by the caller,
+ * in the thread cache); when that slot's lock is taken it moves on with
+ * try-lock to the next one and remembers where it succeeded, so threads
+ * spread over the slots by themselves.  After SMP_SPIN_ROUNDS full rounds of
+ * failed try-locks a thread waits on a slot's lock: more threads than slots
+ * cost waiting, not CPU.
+ *
+ * Unlike SmpAllocator, a freed block goes back to its own slab, under the
+ * lock of the slot that owns the slab.  That is what lets an empty slab be
+ * seen at once (its used count reaches 0) and returned to the kernel, and
+ * what keeps a producer/consumer pair bounded: the consumer's frees land
+ * where the producer allocates.  Thread caches (tcache.c) batch both ways,
+ * so a slot lock is taken once per batch, not once per call.
+ */
+#ifndef SMP_SLOT_H
+#define SMP_SLOT_H
+
+#include "base.h"
+
+/* Take up to want blocks of class cls into out[0 .. n), lowest address
+ * first; returns n (0 only when out of memory).  *slot is the caller's slot
+ * index, updated when it moves.  Touches no block (but checks them in
+ * checked mode). */
+SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot);
+/* Give blocks v[0 .. n) (any classes, already checked to be block starts
+ * that were handed out) back to their slabs.  A block whose bit is set
+ * already was freed twice: abort, naming the call `who`. */
+SMP_HIDDEN void slot_give(void **v, unsigned n, const char *who);
+/* Release every empty current slab to the pool (for smp_collect). */
+SMP_HIDDEN void slot_collect(void);
+
+/* The number of slots in use (the CPU count, or SMPALLOC_SLOTS). */
+SMP_HIDDEN unsigned slot_count(void);
+/* Set it (init.c: at start-up, and when the CPU count changes). */
+SMP_HIDDEN void slot_set_count(unsigned n);
+/* Lock / unlock every slot, in index order (fork, statistics). */
+SMP_HIDDEN void slot_lock_all(void);
+SMP_HIDDEN void slot_unlock_all(void);
+SMP_HIDDEN void slot_reset_all(void);
+/* Counters: try-locks that found a slot busy, waits on a slot's lock. */
+SMP_HIDDEN void slot_counters(size_t *contended, size_t *waits);
+
+#endif /* SMP_SLOT_H */

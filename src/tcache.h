@@ -1,0 +1,98 @@
+/*
+ * tcache.h - a small cache of free blocks per thread, in front of the slots.
+ *
+ * The fast paths of malloc and free touch only the calling thread's cache:
+ * an array of free blocks per class, popped and pushed with no lock and no
+ * atomic instruction.  A miss takes a batch from a slot (one lock for
+ * limit/2 blocks); a full array gives its older half back to the blocks'
+ * slabs (one lock per owning slot met).  A bin's limit starts at
+ * SMP_TCACHE_START and doubles each time it misses or overflows, up to its
+ * class's limit (about SMP_TCACHE_BYTES, at most SMP_TCACHE_COUNT blocks);
+ * its array is carved from the cache's room as it grows, so a thread that
+ * allocates little holds little, however many threads there are.
+ *
+ * The arrays hold pointers: nothing is linked through free blocks, so a
+ * write into a freed block (a use after free, an overflow from its
+ * neighbour) cannot redirect an allocation.  What a free block does carry
+ * is smp_free_key in its first word, written by free and cleared when the
+ * block is handed out again: free() of a block that holds it is a double
+ * free, caught whichever thread's cache (or slab) the block sits in.
+ *
+ * free() pushes here only blocks of slabs that the thread's own slot owns.
+ * A block of another slot's slab goes on the thread's remote batch, given
+ * back SMP_REMOTE_BATCH blocks at a time: reusing it here would write into
+ * cache lines that its slab's other blocks share with other threads (false
+ * sharing), and it is wanted back where it came from.
+ *
+ * A thread starts with smp_tc == &tc_empty, whose arrays are empty and whose
+ * limits are 0: its first malloc or free falls into the slow path, which
+ * (through init.c) gives it a cache of its own.  No "initialised?" test on
+ * the fast path.
+ */
+#ifndef SMP_TCACHE_H
+#define SMP_TCACHE_H
+
+#include "sizeclass.h"
+
+typedef struct {
+  uint32_t count;  /* blocks in slot[0 .. count), newest on top */
+  uint32_t limit;  /* room now; 0: not cached (tc_empty, checked mode) */
+  void **slot;
+} tbin_t;
+
+typedef struct tcache_s {
+  tbin_t bins[SMP_NCLASS];
+  unsigned slot;          /* this thread's slot index (slot.c moves it) */
+  uint32_t nremote;
+  void *remote[SMP_REMOTE_BATCH];
+  void **room, **room_end; /* uncarved space for the bins' arrays */
+  struct tcache_s *next_free;
+  void *space[];          /* the room */
+} tcache_t;
+
+SMP_HIDDEN extern __thread tcache_t *smp_tc;
+
+/* Pop a block of class c from the thread's cache, or NULL when empty. */
+static inline void *tcache_pop(unsigned c) {
+  tbin_t *b = &smp_tc->bins[c];
+  uint32_t n = b->count;
+  if (unlikely(n == 0)) return NULL;
+  b->count = --n;
+  return b->slot[n];
+}
+/* Push the block p of class c, whose slab slot `owner` owns: false when it
+ * does not go here (another slot's, or the array is full). */
+static inline bool tcache_push(void *p, unsigned c, unsigned owner) {
+  tcache_t *tc = smp_tc;
+  tbin_t *b = &tc->bins[c];
+  uint32_t n = b->count;
+  if (unlikely(n >= b->limit || owner != tc->slot)) return false;
+  b->slot[n] = p;
+  b->count = n + 1;
+  return true;
+}
+
+/* Does the calling thread have a cache (or is it past needing one)? */
+SMP_HIDDEN bool tcache_ready(void);
+/* Give the calling thread a cache (init.c calls it); NULL when out of
+ * memory (the thread then works without one). */
+SMP_HIDDEN tcache_t *tcache_create(void);
+/* The thread exits: give its blocks back, and its cache to the next
+ * thread; from now on it works without one. */
+SMP_HIDDEN void tcache_destroy(tcache_t *tc);
+/* A block of class c when the cache is empty (a batch from a slot), with
+ * its free key cleared; NULL when out of memory. */
+SMP_HIDDEN void *tcache_alloc_slow(unsigned c);
+/* The block p (class c, owner's slab, free key written) did not fit the
+ * fast path: remote batch, a grown and trimmed array, or its slab. */
+SMP_HIDDEN void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who);
+/* Give the calling thread's blocks back and its bins the limits the
+ * options now give (checked mode switched on at start-up: none). */
+SMP_HIDDEN void tcache_refresh(void);
+/* Give every block of the calling thread's cache back. */
+SMP_HIDDEN void tcache_flush(void);
+SMP_HIDDEN void tcache_fork_prepare(void);
+SMP_HIDDEN void tcache_fork_parent(void);
+SMP_HIDDEN void tcache_fork_child(void);
+
+#endif /* SMP_TCACHE_H */
