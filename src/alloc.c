@@ -18,7 +18,7 @@
  * array of free blocks per class, so the common malloc and free touch no
  * lock and no atomic.
  *
- *   malloc(n):  class = size_class(n); pop the thread's array for class;
+ *   malloc(n):  class = class_of(n); pop the thread's array for class;
  *               miss: lock a slot, take a batch from its current slab
  *               (lowest free bits first), a partial slab, or a new one.
  *   free(p):    entry = pagemap[p];           (two loads, no lock)
@@ -85,34 +85,33 @@ static void *fail(int err) {
 
 /* ---- the checks ------------------------------------------------------------ */
 
-SMP_COLD static void bad_pointer(const void *p, const char *who) {
-  os_fatal(who, "invalid pointer (not allocated by smpalloc, or already freed)", p);
-}
-SMP_COLD static void bad_interior(const void *p, const char *who) {
-  os_fatal(who, "invalid pointer (inside a block, not its start)", p);
-}
-SMP_COLD static void bad_never(const void *p, const char *who) {
-  os_fatal(who, "invalid pointer (a block that was never allocated)", p);
-}
-SMP_COLD static void double_free(const void *p, const char *who) {
-  os_fatal(who, "double free (the block is free already) of", p);
+static const char bad_pointer[] = "invalid pointer (not allocated by smpalloc, or already freed)";
+static const char bad_interior[] = "invalid pointer (inside a block, not its start)";
+static const char bad_never[] = "invalid pointer (a block that was never allocated)";
+static const char bad_double[] = "double free (the block is free already) of";
+
+/* Is p a block start of slab sl that was handed out?  One multiply tells a
+ * block start (sizeclass.h); the slab's high-water mark tells a block never
+ * handed out.  Returns the message for os_fail, or NULL. */
+static inline const char *small_bad(const void *p, const slab_t *sl) {
+  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
+  if (unlikely(off * sl->recip >= 0x10000u)) return bad_interior;
+  if (unlikely(off >= atomic_load_explicit(&((slab_t *)sl)->high_off, memory_order_relaxed)))
+    return bad_never;
+  return NULL;
 }
 
-/* The class of the small block p of slab sl, after checking that p is the
- * start of a block that was handed out.  One multiply tells a block start
- * (sizeclass.h); the high-water mark tells a block never handed out. */
-static inline unsigned small_check(const void *p, const slab_t *sl, const char *who) {
-  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
-  if (unlikely(off * sl->recip >= 0x10000u)) bad_interior(p, who);
-  if (unlikely(off >= atomic_load_explicit(&((slab_t *)sl)->high_off, memory_order_relaxed)))
-    bad_never(p, who);
+/* The class of the small block p of slab sl, for the slow paths. */
+static unsigned small_class(const void *p, const slab_t *sl, const char *who) {
+  const char *bad = small_bad(p, sl);
+  if (unlikely(bad != NULL)) os_fatal(who, bad, p);
   return sl->cls;
 }
 
 /* A large block must start where its entry is. */
-static inline void large_check(const void *p, pm_entry_t e, const char *who) {
-  if (unlikely(pm_kind(e) < PM_RUN || ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) != 0))
-    bad_pointer(p, who);
+static inline void large_check(const void *p, pagemap_entry_t e, const char *who) {
+  if (unlikely(pagemap_kind(e) < PAGEMAP_RUN || ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) != 0))
+    os_fatal(who, bad_pointer, p);
 }
 
 /* ---- small blocks -------------------------------------------------------- */
@@ -142,13 +141,16 @@ SMP_NOINLINE static void small_free_slow(void *p, unsigned c, unsigned owner, co
   purge_maintain();
 }
 
-/* Free the small block p of slab sl: mark it free (the key), then push it
- * on the thread's cache. */
-static inline void small_free(void *p, slab_t *sl, const char *who) {
-  unsigned c = small_check(p, sl, who);
-  uint64_t key = smp_free_key;
-  if (unlikely(*(uint64_t *)p == key)) double_free(p, who);
+/* Free the small block p of slab sl: check it, mark it free (the key),
+ * push it on the thread's cache.  Every failure is a tail jump. */
+static inline __attribute__((always_inline)) void small_free(void *p, slab_t *sl,
+                                                             const char *who) {
+  const char *bad = small_bad(p, sl);
+  if (unlikely(bad != NULL)) return os_fail(who, bad, p);
+  uint64_t key = slab_free_key;
+  if (unlikely(*(uint64_t *)p == key)) return os_fail(who, bad_double, p);
   *(uint64_t *)p = key;
+  unsigned c = sl->cls;
   if (likely(tcache_push(p, c, sl->owner))) return;
   small_free_slow(p, c, sl->owner, who);
 }
@@ -165,41 +167,41 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
 }
 
 SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
-  return n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc_retry(n, 0, NULL);
+  return n <= SMP_SMALL_MAX ? small_alloc(class_of(n)) : large_alloc_retry(n, 0, NULL);
 }
 
 /* The malloc fast path: a table lookup and a pop. */
 static inline void *alloc_any(size_t n) {
-  if (likely(n <= 1024)) return small_alloc(smp_class_by8[(n + 7) >> 3]);
+  if (likely(n <= 1024)) return small_alloc(class_by8[(n + 7) >> 3]);
   return alloc_mid_or_large(n);
 }
 
 /* align: a power of two.  Blocks of 16 bytes or more are 16-aligned. */
 static void *alloc_aligned(size_t align, size_t n) {
   if (align <= 8 || (align <= SMP_ALIGN_MIN && n > 8)) return alloc_any(n);
-  unsigned c = size_class_aligned(n, align);
+  unsigned c = class_aligned(n, align);
   return c < SMP_NCLASS ? small_alloc(c) : large_alloc_retry(n, align, NULL);
 }
 
-SMP_NOINLINE static void free_large(void *p, pm_entry_t e, const char *who) {
+SMP_NOINLINE static void free_large(void *p, pagemap_entry_t e, const char *who) {
   if (p == NULL) return;
   large_check(p, e, who);
   large_free(p, e);
   purge_maintain();
 }
 
-static inline void free_any(void *p, const char *who) {
-  pm_entry_t e = pagemap_get(p);
-  if (likely(pm_kind(e) == PM_SLAB)) {
-    small_free(p, pm_desc(e), who);
-    return;
-  }
+static inline __attribute__((always_inline)) void free_any(void *p, const char *who) {
+  pagemap_entry_t e = pagemap_get(p);
+  /* A slab's entry is its descriptor + 1: e - 1 is the descriptor, and its
+   * low bits are 0 for a slab only (none, runs and mappings leave 3, 1, 2). */
+  slab_t *sl = (slab_t *)(uintptr_t)(e - PAGEMAP_SLAB);
+  if (likely(((uintptr_t)sl & PAGEMAP_KIND) == 0)) return small_free(p, sl, who);
   free_large(p, e, who);
 }
 
 size_t usable_size(const void *p, const char *who) {
-  pm_entry_t e = pagemap_get(p);
-  if (pm_kind(e) == PM_SLAB) return smp_class[small_check(p, pm_desc(e), who)].size;
+  pagemap_entry_t e = pagemap_get(p);
+  if (pagemap_kind(e) == PAGEMAP_SLAB) return class_table[small_class(p, pagemap_desc(e), who)].size;
   large_check(p, e, who);
   return large_size(e);
 }
@@ -214,7 +216,7 @@ SMP_API void *smp_calloc(size_t count, size_t size) {
   size_t n;
   if (unlikely(__builtin_mul_overflow(count, size, &n))) return fail(ENOMEM);
   if (likely(n <= SMP_SMALL_MAX)) {
-    void *p = small_alloc(size_class(n));
+    void *p = small_alloc(class_of(n));
     return p != NULL ? memset(p, 0, n) : NULL;
   }
   bool zeroed;
@@ -229,15 +231,15 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     free_any(p, "realloc");
     return NULL;
   }
-  pm_entry_t e = pagemap_get(p);
-  if (likely(pm_kind(e) == PM_SLAB)) {
-    slab_t *sl = pm_desc(e);
-    unsigned c = small_check(p, sl, "realloc");
-    if (unlikely(*(uint64_t *)p == smp_free_key)) double_free(p, "realloc");
-    size_t have = smp_class[c].size;
+  pagemap_entry_t e = pagemap_get(p);
+  if (likely(pagemap_kind(e) == PAGEMAP_SLAB)) {
+    slab_t *sl = pagemap_desc(e);
+    unsigned c = small_class(p, sl, "realloc");
+    if (unlikely(*(uint64_t *)p == slab_free_key)) os_fatal("realloc", bad_double, p);
+    size_t have = class_table[c].size;
     /* Stay in place while the block is at most twice what is asked. */
-    if (n <= have && (n >= have / 2 || size_class(n) == c)) return p;
-    void *q = n <= SMP_SMALL_MAX ? small_alloc(size_class(n)) : large_alloc_retry(n, 0, NULL);
+    if (n <= have && (n >= have / 2 || class_of(n) == c)) return p;
+    void *q = n <= SMP_SMALL_MAX ? small_alloc(class_of(n)) : large_alloc_retry(n, 0, NULL);
     if (q == NULL) return n <= have ? p : NULL;
     memcpy(q, p, n < have ? n : have);
     small_free(p, sl, "realloc");
@@ -250,7 +252,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     return q != NULL ? q : fail(ENOMEM);
   }
   /* Large to small: copy down and free. */
-  void *q = small_alloc(size_class(n));
+  void *q = small_alloc(class_of(n));
   if (q == NULL) return p; /* still valid and at least n bytes */
   memcpy(q, p, n);
   free_large(p, e, "realloc");
@@ -319,8 +321,8 @@ SMP_API void *smp_alloc(size_t len, size_t align) {
 SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
   (void)len;
   if (p == NULL) return false;
-  pm_entry_t e = pagemap_get(p);
-  if (pm_kind(e) == PM_SLAB) return new_len <= smp_class[small_check(p, pm_desc(e), "smp_resize")].size;
+  pagemap_entry_t e = pagemap_get(p);
+  if (pagemap_kind(e) == PAGEMAP_SLAB) return new_len <= class_table[small_class(p, pagemap_desc(e), "smp_resize")].size;
   large_check(p, e, "smp_resize");
   return large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
 }
@@ -328,9 +330,9 @@ SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
 SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
   (void)len;
   if (p == NULL || new_len == 0) return NULL;
-  pm_entry_t e = pagemap_get(p);
-  if (pm_kind(e) == PM_SLAB) /* small blocks never move by themselves: the caller copies */
-    return new_len <= smp_class[small_check(p, pm_desc(e), "smp_remap")].size ? p : NULL;
+  pagemap_entry_t e = pagemap_get(p);
+  if (pagemap_kind(e) == PAGEMAP_SLAB) /* small blocks never move by themselves: the caller copies */
+    return new_len <= class_table[small_class(p, pagemap_desc(e), "smp_remap")].size ? p : NULL;
   large_check(p, e, "smp_remap");
   if (align == 0) align = 1;
   return large_remap(p, e, new_len, align, true);

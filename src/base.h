@@ -28,6 +28,11 @@
 /* Defined by os.c: write one line and abort. */
 SMP_HIDDEN _Noreturn SMP_COLD void os_fatal(const char *call, const char *what, const void *addr);
 
+/* The same, for fast paths: not declared noreturn (and defined in another
+ * file, so the compiler cannot tell), so that a check's failure branch is a
+ * tail jump and the fast path needs no stack frame. */
+SMP_HIDDEN SMP_COLD void os_fail(const char *call, const char *what, const void *addr);
+
 #define SMP_CHECK(c, call, what, addr) \
   do { if (unlikely(!(c))) os_fatal((call), (what), (addr)); } while (0)
 

@@ -14,7 +14,7 @@
 static lock_t meta_lock;
 static uintptr_t meta_next, meta_end;
 
-void *meta_alloc(size_t size, size_t align) {
+void *chunk_meta_alloc(size_t size, size_t align) {
   if (align < 64) align = 64; /* cache-line granularity: no false sharing */
   size = (size + 63) & ~(size_t)63;
   for (;;) {
@@ -82,7 +82,7 @@ static void dirty_unlink(slab_t *g) {
 
 /* Put the single granule g on the dirty list, newest first (pool lock). */
 static void dirty_push(slab_t *g, uint32_t now) {
-  g_set_state(g, G_DIRTY);
+  chunk_set_state(g, G_DIRTY);
   g->stamp = now;
   g->prev = NULL;
   g->next = dirty_head;
@@ -96,21 +96,21 @@ static void dirty_push(slab_t *g, uint32_t now) {
 static void run_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
   g->cls = (uint16_t)k;
   g->stamp = stamp;
-  for (unsigned i = 1; i < k; i++) g_set_state(&g[i], RUN_TAIL);
+  for (unsigned i = 1; i < k; i++) chunk_set_state(&g[i], RUN_TAIL);
   if (dirty) {
-    g_set_state(g, RUN_DIRTY);
+    chunk_set_state(g, RUN_DIRTY);
     g->next = run_dirty[k];
     run_dirty[k] = g;
     add(&n_run_dirty, k);
   } else {
-    g_set_state(g, RUN_CLEAN);
+    chunk_set_state(g, RUN_CLEAN);
     g->next = run_clean[k];
     run_clean[k] = g;
   }
 }
 
 static void clean_push(slab_t *g) {
-  g_set_state(g, G_CLEAN);
+  chunk_set_state(g, G_CLEAN);
   g->next = clean_head;
   clean_head = g;
 }
@@ -167,7 +167,7 @@ slab_t *chunk_take(unsigned k, bool *zero) {
     *zero = true;
   }
   if (g != NULL) {
-    for (unsigned i = 0; i < k; i++) g_set_state(&g[i], i ? RUN_TAIL : G_FRESH);
+    for (unsigned i = 0; i < k; i++) chunk_set_state(&g[i], i ? RUN_TAIL : G_FRESH);
     g->next = g->prev = NULL;
     add(&n_active, k);
     if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
@@ -192,7 +192,7 @@ void chunk_put(slab_t *g, unsigned k) {
 static chunk_t *chunk_map(void) {
   void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
   if (c == NULL) return NULL;
-  chunk_t *cm = meta_alloc(sizeof *cm, os_page_size());
+  chunk_t *cm = chunk_meta_alloc(sizeof *cm, os_page_size());
   if (cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
     os_unmap(c, SMP_CHUNK_SIZE);
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
@@ -239,7 +239,7 @@ typedef struct {
 } range_t;
 
 static bool pooled(const slab_t *g) {
-  unsigned s = g_state(g);
+  unsigned s = chunk_state(g);
   return s == G_CLEAN || s == G_PURGING || s == G_DIRTY;
 }
 
@@ -256,7 +256,7 @@ static size_t bitmap_purge(slab_t *first, unsigned n) {
   for (unsigned g = i0 / per * per; g < i0 + n; g += per) {
     bool all = true;
     for (unsigned j = g; j < g + per && j < SMP_CHUNK_SLABS && all; j++) {
-      unsigned s = g_state(&cm->desc[j]);
+      unsigned s = chunk_state(&cm->desc[j]);
       all = s == G_CLEAN || s == G_PURGING || s == G_GONE;
     }
     if (all) {
@@ -278,7 +278,7 @@ static unsigned purge_pick(size_t floor, bool aged, uint32_t now, uint32_t delay
   for (chunk_t *cm = chunks; cm != NULL && count > floor; cm = cm->next) {
     for (unsigned i = 0; i < SMP_CHUNK_SLABS && count > floor; i++) {
       slab_t *g = &cm->desc[i];
-      if (g_state(g) != G_DIRTY) continue;
+      if (chunk_state(g) != G_DIRTY) continue;
       if (aged && (uint32_t)(now - g->stamp) < delay) continue;
       if (nr > 0 && r[nr - 1].first + r[nr - 1].n == g) {
         r[nr - 1].n++;
@@ -289,7 +289,7 @@ static unsigned purge_pick(size_t floor, bool aged, uint32_t now, uint32_t delay
         nr++;
       }
       dirty_unlink(g);
-      g_set_state(g, G_PURGING);
+      chunk_set_state(g, G_PURGING);
       count--;
     }
   }
@@ -328,7 +328,7 @@ size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay) {
       slab_t *g = *link;
       if (all || (uint32_t)(now - g->stamp) >= delay) {
         *link = g->next;
-        g_set_state(g, RUN_PURGING);
+        chunk_set_state(g, RUN_PURGING);
         g->next = batch;
         batch = g;
         sub(&n_run_dirty, k);
@@ -363,15 +363,15 @@ size_t chunk_unmap_free(void) {
     for (unsigned i = 0; i < SMP_CHUNK_SLABS && all; i++) all = pooled(&cm->desc[i]);
     if (!all) continue;
     for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
-      if (g_state(&cm->desc[i]) == G_DIRTY) dirty_unlink(&cm->desc[i]);
-      g_set_state(&cm->desc[i], G_GONE);
+      if (chunk_state(&cm->desc[i]) == G_DIRTY) dirty_unlink(&cm->desc[i]);
+      chunk_set_state(&cm->desc[i], G_GONE);
     }
     gone[n++] = cm->desc[0].base;
   }
   if (n > 0) { /* drop the gone granules from the clean list */
     slab_t **link = &clean_head;
     while (*link != NULL) {
-      if (g_state(*link) == G_GONE) *link = (*link)->next;
+      if (chunk_state(*link) == G_GONE) *link = (*link)->next;
       else link = &(*link)->next;
     }
   }

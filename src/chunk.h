@@ -50,14 +50,14 @@ typedef struct chunk_s chunk_t;
  * free() with no lock and written only when the granule changes hands (and
  * high_off as a slab's blocks are first handed out); the second is written
  * under a lock.  For a slab of class cls:
- *     used + (set bits in bits) == smp_class[cls].count
+ *     used + (set bits in bits) == class_table[cls].count
  * where used counts blocks handed out to users or thread caches, and every
  * block below high_off was handed out at least once (blocks are taken
  * lowest address first), so a block start at or past it was never handed
  * out.  For a run, cls is its length in granules. */
 struct slab_s {
   _Alignas(64) _Atomic uint32_t high_off;
-  uint32_t recip;     /* smp_class[cls].recip (one load less on free) */
+  uint32_t recip;     /* class_table[cls].recip (one load less on free) */
   uint16_t cls;
   uint16_t owner;     /* index of the owning slot */
   uint32_t pad;
@@ -83,17 +83,17 @@ struct chunk_s {
   chunk_t *next;
 };
 
-static inline unsigned g_state(const slab_t *g) {
+static inline unsigned chunk_state(const slab_t *g) {
   return atomic_load_explicit(&((slab_t *)g)->state, memory_order_relaxed);
 }
-static inline void g_set_state(slab_t *g, unsigned s) {
+static inline void chunk_set_state(slab_t *g, unsigned s) {
   atomic_store_explicit(&g->state, (uint8_t)s, memory_order_relaxed);
 }
 
 /* Zeroed metadata memory that is never freed (chunk metadata, thread
  * caches), from guarded regions; align is a power of two up to the page
  * size.  NULL when out of memory.  May map (no lock may be held). */
-SMP_HIDDEN void *meta_alloc(size_t size, size_t align);
+SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
 
 /* k contiguous free granules (1 <= k <= SMP_RUN_KMAX) from the pool or the
  * current chunk, out of the pool (state G_FRESH for the caller to set);

@@ -57,7 +57,7 @@ void init_once(void) {
     if (page > SMP_SLAB_SIZE || (SMP_SLAB_SIZE % page) != 0)
       os_fatal("malloc", "the kernel's page size does not divide 64 KiB", NULL);
     uint64_t key = os_random();
-    smp_free_key = key ? key : 0x5eed5eed5eed5eedu;
+    slab_free_key = key ? key : 0x5eed5eed5eed5eedu;
     read_options();
     set_slots();
     atomic_store_explicit(&init_state, 2, memory_order_release);

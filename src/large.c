@@ -15,7 +15,7 @@
 
 static _Atomic size_t n_blocks, n_bytes;
 
-static void count(size_t bytes, int sign) {
+static void large_count(size_t bytes, int sign) {
   if (sign > 0) {
     atomic_fetch_add_explicit(&n_blocks, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
@@ -38,27 +38,27 @@ static size_t large_round(size_t n) {
   return (n + GRANULE - 1) & ~(size_t)(GRANULE - 1);
 }
 
-size_t large_size(pm_entry_t e) {
-  if (pm_kind(e) == PM_RUN) return (size_t)pm_desc(e)->cls << SMP_SLAB_SHIFT;
-  return pm_map_length(e);
+size_t large_size(pagemap_entry_t e) {
+  if (pagemap_kind(e) == PAGEMAP_RUN) return (size_t)pagemap_desc(e)->cls << SMP_SLAB_SHIFT;
+  return pagemap_length(e);
 }
 
 /* ---- runs ------------------------------------------------------------------ */
 
-static void *run_alloc(unsigned k, bool *zeroed) {
+static void *large_run_alloc(unsigned k, bool *zeroed) {
   slab_t *run = chunk_take(k, zeroed);
   for (int tries = 0; run == NULL && tries < 3; tries++) { /* others may take the room */
     if (!chunk_grow(k)) return NULL;
     run = chunk_take(k, zeroed);
   }
   if (run == NULL) return NULL;
-  g_set_state(run, RUN_USED);
+  chunk_set_state(run, RUN_USED);
   run->cls = (uint16_t)k;
-  pagemap_set(run->base, pm_run_entry(run));
+  pagemap_set(run->base, pagemap_run(run));
   return (void *)run->base;
 }
 
-static void run_free(slab_t *run) {
+static void large_run_free(slab_t *run) {
   pagemap_set(run->base, 0);
   chunk_put(run, run->cls);
 }
@@ -69,39 +69,39 @@ typedef struct {
   uintptr_t addr;
   size_t size;
   uint32_t stamp;
-} lc_entry_t;
+} large_cached_t;
 
-static lock_t lc_lock;
-static lc_entry_t lc[SMP_LARGE_CACHE_ENTRIES]; /* lc[0 .. lc_n) oldest first */
-static unsigned lc_n;
-static size_t lc_bytes;
-static _Atomic uint32_t lc_oldest; /* stamp of lc[0], when lc_n > 0 */
-static _Atomic unsigned lc_count;
+static lock_t cache_lock;
+static large_cached_t cache[SMP_LARGE_CACHE_ENTRIES]; /* cache[0 .. cache_n) oldest first */
+static unsigned cache_n;
+static size_t cache_bytes;
+static _Atomic uint32_t cache_oldest; /* stamp of cache[0], when cache_n > 0 */
+static _Atomic unsigned cache_count;
 
-static void lc_remove(unsigned i) {
-  lc_bytes -= lc[i].size;
-  memmove(&lc[i], &lc[i + 1], (lc_n - i - 1) * sizeof lc[0]);
-  lc_n--;
-  atomic_store_explicit(&lc_count, lc_n, memory_order_relaxed);
-  if (lc_n) atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
+static void large_cache_remove(unsigned i) {
+  cache_bytes -= cache[i].size;
+  memmove(&cache[i], &cache[i + 1], (cache_n - i - 1) * sizeof cache[0]);
+  cache_n--;
+  atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+  if (cache_n) atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
 }
 
 /* The smallest cached mapping of at least size bytes, or {0}.  One more
  * than a quarter too long loses its tail (unmapped here, outside the lock):
  * its pages already faulted in are what a reuse saves. */
-static lc_entry_t lc_take(size_t size) {
-  lc_entry_t got = {0, 0, 0};
-  if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return got;
-  lock_take(&lc_lock);
+static large_cached_t large_cache_take(size_t size) {
+  large_cached_t got = {0, 0, 0};
+  if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) return got;
+  lock_take(&cache_lock);
   unsigned best = SMP_LARGE_CACHE_ENTRIES;
-  for (unsigned i = 0; i < lc_n; i++)
-    if (lc[i].size >= size && (best == SMP_LARGE_CACHE_ENTRIES || lc[i].size < lc[best].size))
+  for (unsigned i = 0; i < cache_n; i++)
+    if (cache[i].size >= size && (best == SMP_LARGE_CACHE_ENTRIES || cache[i].size < cache[best].size))
       best = i;
   if (best != SMP_LARGE_CACHE_ENTRIES) {
-    got = lc[best];
-    lc_remove(best);
+    got = cache[best];
+    large_cache_remove(best);
   }
-  lock_drop(&lc_lock);
+  lock_drop(&cache_lock);
   if (got.addr != 0 && got.size - size > size / 4) {
     os_unmap((void *)(got.addr + size), got.size - size);
     got.size = size;
@@ -109,13 +109,13 @@ static lc_entry_t lc_take(size_t size) {
   return got;
 }
 
-static void lc_unmap(const lc_entry_t *v, unsigned n) {
+static void large_cache_unmap(const large_cached_t *v, unsigned n) {
   for (unsigned i = 0; i < n; i++) os_unmap((void *)v[i].addr, v[i].size);
 }
 
 /* How many bytes the cache may hold: the purge threshold, or a quarter of
  * the large memory in use if more, never past SMP_LARGE_CACHE_BYTES. */
-static size_t lc_budget(void) {
+static size_t large_cache_budget(void) {
   size_t quarter = atomic_load_explicit(&n_bytes, memory_order_relaxed) / 4;
   size_t b = smp_opt.purge_threshold;
   if (quarter > b) b = quarter;
@@ -123,46 +123,46 @@ static size_t lc_budget(void) {
 }
 
 /* Keep the mapping for reuse; false if it is not cacheable. */
-static bool lc_put(uintptr_t addr, size_t size) {
-  size_t budget = lc_budget();
+static bool large_cache_put(uintptr_t addr, size_t size) {
+  size_t budget = large_cache_budget();
   if (size > SMP_LARGE_CACHE_MAX || size > budget) return false;
-  lc_entry_t victims[SMP_LARGE_CACHE_ENTRIES];
+  large_cached_t victims[SMP_LARGE_CACHE_ENTRIES];
   unsigned nv = 0;
-  lock_take(&lc_lock);
-  while (lc_n > 0 && (lc_n == SMP_LARGE_CACHE_ENTRIES || lc_bytes + size > budget)) {
-    victims[nv++] = lc[0];
-    lc_remove(0);
+  lock_take(&cache_lock);
+  while (cache_n > 0 && (cache_n == SMP_LARGE_CACHE_ENTRIES || cache_bytes + size > budget)) {
+    victims[nv++] = cache[0];
+    large_cache_remove(0);
   }
-  lc[lc_n++] = (lc_entry_t){addr, size, os_now_ms()};
-  lc_bytes += size;
-  atomic_store_explicit(&lc_count, lc_n, memory_order_relaxed);
-  atomic_store_explicit(&lc_oldest, lc[0].stamp, memory_order_relaxed);
-  lock_drop(&lc_lock);
-  lc_unmap(victims, nv);
+  cache[cache_n++] = (large_cached_t){addr, size, os_now_ms()};
+  cache_bytes += size;
+  atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+  atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
+  lock_drop(&cache_lock);
+  large_cache_unmap(victims, nv);
   return true;
 }
 
 size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
-  if (atomic_load_explicit(&lc_count, memory_order_relaxed) == 0) return 0;
-  if (!all && (uint32_t)(now - atomic_load_explicit(&lc_oldest, memory_order_relaxed)) < delay)
+  if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) return 0;
+  if (!all && (uint32_t)(now - atomic_load_explicit(&cache_oldest, memory_order_relaxed)) < delay)
     return 0;
-  lc_entry_t victims[SMP_LARGE_CACHE_ENTRIES];
+  large_cached_t victims[SMP_LARGE_CACHE_ENTRIES];
   unsigned nv = 0;
   size_t bytes = 0;
-  lock_take(&lc_lock);
-  while (lc_n > 0 && (all || (uint32_t)(now - lc[0].stamp) >= delay)) {
-    bytes += lc[0].size;
-    victims[nv++] = lc[0];
-    lc_remove(0);
+  lock_take(&cache_lock);
+  while (cache_n > 0 && (all || (uint32_t)(now - cache[0].stamp) >= delay)) {
+    bytes += cache[0].size;
+    victims[nv++] = cache[0];
+    large_cache_remove(0);
   }
-  lock_drop(&lc_lock);
-  lc_unmap(victims, nv);
+  lock_drop(&cache_lock);
+  large_cache_unmap(victims, nv);
   return bytes;
 }
 
-void large_fork_prepare(void) { lock_take(&lc_lock); }
-void large_fork_parent(void) { lock_drop(&lc_lock); }
-void large_fork_child(void) { lock_reset(&lc_lock); }
+void large_fork_prepare(void) { lock_take(&cache_lock); }
+void large_fork_parent(void) { lock_drop(&cache_lock); }
+void large_fork_child(void) { lock_reset(&cache_lock); }
 
 /* ---- blocks --------------------------------------------------------------- */
 
@@ -177,8 +177,8 @@ static void *large_map(size_t size, size_t align) {
     os_unmap(p, size);
     return NULL;
   }
-  pagemap_set((uintptr_t)p, pm_map_entry(size));
-  count(size, 1);
+  pagemap_set((uintptr_t)p, pagemap_map(size));
+  large_count(size, 1);
   return p;
 }
 
@@ -188,14 +188,14 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
   if (size == 0) return NULL;
   void *p;
   if (size <= SMP_RUN_MAX && align <= GRANULE) {
-    p = run_alloc((unsigned)(size >> SMP_SLAB_SHIFT), &z);
-    if (p != NULL) count(size, 1);
+    p = large_run_alloc((unsigned)(size >> SMP_SLAB_SHIFT), &z);
+    if (p != NULL) large_count(size, 1);
   } else {
-    lc_entry_t e = {0, 0, 0};
-    if (align <= GRANULE) e = lc_take(size);
+    large_cached_t e = {0, 0, 0};
+    if (align <= GRANULE) e = large_cache_take(size);
     if (e.addr != 0) {
-      pagemap_set(e.addr, pm_map_entry(e.size));
-      count(e.size, 1);
+      pagemap_set(e.addr, pagemap_map(e.size));
+      large_count(e.size, 1);
       p = (void *)e.addr;
       z = false;
     } else {
@@ -206,20 +206,20 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
   return p;
 }
 
-void large_free(void *p, pm_entry_t e) {
+void large_free(void *p, pagemap_entry_t e) {
   size_t size = large_size(e);
-  count(size, -1);
-  if (pm_kind(e) == PM_RUN) {
-    run_free(pm_desc(e));
+  large_count(size, -1);
+  if (pagemap_kind(e) == PAGEMAP_RUN) {
+    large_run_free(pagemap_desc(e));
     return;
   }
   /* Clear the entry first: once unmapped, the range may be mapped again by
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
-  if (!lc_put((uintptr_t)p, size)) os_unmap(p, size);
+  if (!large_cache_put((uintptr_t)p, size)) os_unmap(p, size);
 }
 
-void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move) {
+void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_move) {
   size_t old = large_size(e), size = large_round(n);
   if (size == 0) return NULL;
   if (size == old) return p;
@@ -227,7 +227,7 @@ void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move) 
    * touched) and move by copying when growing: at these sizes a copy is
    * cheaper than moving pages, which costs a TLB shootdown in a threaded
    * process.  A mapping shrinking to run size moves into a run likewise. */
-  bool run = pm_kind(e) == PM_RUN;
+  bool run = pagemap_kind(e) == PAGEMAP_RUN;
   if (run && size <= old) return p;
   if (run || (size <= SMP_RUN_MAX && may_move)) {
     if (!may_move) return NULL;
@@ -238,9 +238,9 @@ void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move) 
     return q;
   }
   if (os_resize(p, old, size)) {
-    pagemap_set((uintptr_t)p, pm_map_entry(size));
-    count(old, -1);
-    count(size, 1);
+    pagemap_set((uintptr_t)p, pagemap_map(size));
+    large_count(old, -1);
+    large_count(size, 1);
     return p;
   }
   if (!may_move) return NULL;
@@ -255,9 +255,9 @@ void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move) 
   pagemap_set((uintptr_t)p, 0);
   if (!os_move(p, old, size, q)) {
     pagemap_set((uintptr_t)p, e);
-    large_free(q, pm_map_entry(size));
+    large_free(q, pagemap_map(size));
     return NULL;
   }
-  count(old, -1); /* the old mapping is gone with the move */
+  large_count(old, -1); /* the old mapping is gone with the move */
   return q;
 }

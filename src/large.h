@@ -27,12 +27,12 @@
  * (if not NULL) tells whether it is known to be all zero. */
 SMP_HIDDEN void *large_alloc(size_t n, size_t align, bool *zeroed);
 /* Free the large block p described by entry e (checked by the caller). */
-SMP_HIDDEN void large_free(void *p, pm_entry_t e);
+SMP_HIDDEN void large_free(void *p, pagemap_entry_t e);
 /* Grow or shrink in place (may_move false) or by moving (pages or a copy);
  * NULL if not possible, block unchanged. */
-SMP_HIDDEN void *large_remap(void *p, pm_entry_t e, size_t n, size_t align, bool may_move);
+SMP_HIDDEN void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_move);
 /* The length of the large block described by e. */
-SMP_HIDDEN size_t large_size(pm_entry_t e);
+SMP_HIDDEN size_t large_size(pagemap_entry_t e);
 /* Unmap cached freed mappings: those at least delay ms old, or all.
  * Returns the bytes unmapped. */
 SMP_HIDDEN size_t large_cache_purge(bool all, uint32_t now, uint32_t delay);

@@ -258,6 +258,8 @@ static void os_put(char *buf, size_t cap, size_t *len, const char *s) {
   while (*s && *len + 1 < cap) buf[(*len)++] = *s++;
 }
 
+void os_fail(const char *call, const char *what, const void *addr) { os_fatal(call, what, addr); }
+
 void os_fatal(const char *call, const char *what, const void *addr) {
   char buf[256], hex[19];
   size_t len = 0;

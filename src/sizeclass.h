@@ -26,14 +26,14 @@ typedef struct {
   uint32_t last;   /* offset of the last whole block */
 } class_info_t;
 
-SMP_HIDDEN extern const class_info_t smp_class[SMP_NCLASS];
+SMP_HIDDEN extern const class_info_t class_table[SMP_NCLASS];
 
-/* smp_class_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024. */
-SMP_HIDDEN extern const uint8_t smp_class_by8[129];
+/* class_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024. */
+SMP_HIDDEN extern const uint8_t class_by8[129];
 
 /* Class of a request of n bytes (n <= SMP_SMALL_MAX). */
-static inline unsigned size_class(size_t n) {
-  if (n <= 1024) return smp_class_by8[(n + 7) >> 3];
+static inline unsigned class_of(size_t n) {
+  if (n <= 1024) return class_by8[(n + 7) >> 3];
   size_t m = n - 1;
   unsigned b = 63u - (unsigned)__builtin_clzl(m); /* 10 <= b < 15 */
   return 9u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);
@@ -45,7 +45,7 @@ static inline unsigned size_class(size_t n) {
  * half, idx * err (err < size, so below 2^16) when off is a whole multiple
  * of the size, and at least 2^16 when it is not: one multiply decides
  * (checked for every class and offset by tests/internal_check.c). */
-static inline bool block_index(uint32_t off, const class_info_t *ci, uint32_t *idx) {
+static inline bool class_block_index(uint32_t off, const class_info_t *ci, uint32_t *idx) {
   uint64_t prod = (uint64_t)off * ci->recip;
   *idx = (uint32_t)(prod >> 32);
   return (uint32_t)prod < 0x10000u;
@@ -53,6 +53,6 @@ static inline bool block_index(uint32_t off, const class_info_t *ci, uint32_t *i
 
 /* Class for n bytes aligned to align (a power of two), or SMP_NCLASS if no
  * slab class can serve it. */
-SMP_HIDDEN unsigned size_class_aligned(size_t n, size_t align);
+SMP_HIDDEN unsigned class_aligned(size_t n, size_t align);
 
 #endif /* SMP_SIZECLASS_H */

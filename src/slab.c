@@ -7,32 +7,32 @@
 #include "pagemap.h"
 #include "slab.h"
 
-uint64_t smp_free_key;
+uint64_t slab_free_key;
 
 #define CHECK_BYTE 0xa5
 
 /* Checked mode: the pattern of a free block (beyond the key word). */
-static size_t fill_len(uint32_t size) {
+static size_t slab_fill_len(uint32_t size) {
   return size < SMP_CHECKED_FILL_MAX ? size : SMP_CHECKED_FILL_MAX;
 }
-static void checked_fill(void *p, uint32_t size) {
-  memset((char *)p + 8, CHECK_BYTE, fill_len(size) - 8);
+static void slab_fill(void *p, uint32_t size) {
+  memset((char *)p + 8, CHECK_BYTE, slab_fill_len(size) - 8);
 }
-SMP_COLD static void checked_fail(const void *p) {
+SMP_COLD static void slab_written(const void *p) {
   os_fatal("malloc", "a freed block was written after its free (use after free) at", p);
 }
-static void checked_verify(const void *p, uint32_t size) {
+static void slab_verify(const void *p, uint32_t size) {
   const unsigned char *b = p;
-  if (*(const uint64_t *)p != smp_free_key) checked_fail(p);
-  for (size_t i = 8; i < fill_len(size); i++)
-    if (b[i] != CHECK_BYTE) checked_fail(b + i);
+  if (*(const uint64_t *)p != slab_free_key) slab_written(p);
+  for (size_t i = 8; i < slab_fill_len(size); i++)
+    if (b[i] != CHECK_BYTE) slab_written(b + i);
 }
 
 slab_t *slab_new(unsigned cls, unsigned owner) {
   bool zero;
   slab_t *sl = chunk_take(1, &zero);
   if (sl == NULL) return NULL;
-  const class_info_t *ci = &smp_class[cls];
+  const class_info_t *ci = &class_table[cls];
   uint32_t count = ci->count;
   uint64_t *bits = count <= 64 ? &sl->word
                                : sl->chunk->bitmap[sl - sl->chunk->desc];
@@ -46,13 +46,13 @@ slab_t *slab_new(unsigned cls, unsigned owner) {
   sl->recip = ci->recip;
   sl->owner = (uint16_t)owner;
   atomic_store_explicit(&sl->high_off, 0, memory_order_relaxed);
-  g_set_state(sl, SLAB_CUR);
-  pagemap_set(sl->base, pm_slab_entry(sl));
+  chunk_set_state(sl, SLAB_CUR);
+  pagemap_set(sl->base, pagemap_slab(sl));
   return sl;
 }
 
 unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
-  uint32_t size = smp_class[sl->cls].size, count = smp_class[sl->cls].count;
+  uint32_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
   uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
   unsigned got = 0, w = sl->hint, nw = (count + 63) / 64;
   uint32_t last = 0;
@@ -64,7 +64,7 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
       last = w * 64 + (unsigned)__builtin_ctzll(x);
       x &= x - 1;
       void *p = (void *)(sl->base + (uintptr_t)last * size);
-      if (checked && last * size < high) checked_verify(p, size);
+      if (checked && last * size < high) slab_verify(p, size);
       out[got] = p;
     } while (++got < want && x != 0);
     bits[w] = x;
@@ -83,17 +83,17 @@ bool slab_give(slab_t *sl, void *p, uint32_t *low, bool checked) {
   if (unlikely(*w & bit)) return false;
   *w |= bit;
   if (idx / 64 < *low) *low = idx / 64;
-  *(uint64_t *)p = smp_free_key;
-  if (checked) checked_fill(p, smp_class[sl->cls].size);
+  *(uint64_t *)p = slab_free_key;
+  if (checked) slab_fill(p, class_table[sl->cls].size);
   sl->used--;
   return true;
 }
 
 void slab_retire(slab_t *sl, bool checked) {
   if (checked) { /* every block that was handed out is free: verify them all */
-    uint32_t size = smp_class[sl->cls].size;
+    uint32_t size = class_table[sl->cls].size;
     uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
-    for (uint32_t off = 0; off < high; off += size) checked_verify((void *)(sl->base + off), size);
+    for (uint32_t off = 0; off < high; off += size) slab_verify((void *)(sl->base + off), size);
   }
   pagemap_set(sl->base, 0); /* from now on a free() into it is an invalid pointer */
   chunk_put(sl, 1);

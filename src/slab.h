@@ -11,7 +11,7 @@
  * slot that owns the slab held (slot.c), except slab_new, which makes the
  * slab.
  *
- * Free blocks carry smp_free_key in their first word (written by free,
+ * Free blocks carry slab_free_key in their first word (written by free,
  * cleared when a block is handed out: alloc.c, tcache.c).  In checked mode
  * (SMPALLOC_CHECKED=1) the rest of a free block, up to SMP_CHECKED_FILL_MAX
  * bytes, is filled with a pattern that is verified when the block leaves
@@ -25,7 +25,7 @@
 
 /* The per-process random word that marks a free block (never 0: a block
  * never handed out reads 0). */
-SMP_HIDDEN extern uint64_t smp_free_key;
+SMP_HIDDEN extern uint64_t slab_free_key;
 
 /* An empty slab of class cls owned by slot owner, from the pool, set up and
  * registered in the page map; sets *zero if its memory is known to be zero.

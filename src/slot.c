@@ -81,15 +81,15 @@ void slot_reset_all(void) {
 
 /* ---- taking blocks ------------------------------------------------------ */
 
-static void partial_push(bin_t *b, slab_t *sl) {
-  g_set_state(sl, SLAB_PARTIAL);
+static void slot_partial_push(bin_t *b, slab_t *sl) {
+  chunk_set_state(sl, SLAB_PARTIAL);
   sl->prev = NULL;
   sl->next = b->partial;
   if (b->partial) b->partial->prev = sl;
   b->partial = sl;
 }
 
-static void partial_unlink(bin_t *b, slab_t *sl) {
+static void slot_partial_unlink(bin_t *b, slab_t *sl) {
   if (sl->prev) sl->prev->next = sl->next; else b->partial = sl->next;
   if (sl->next) sl->next->prev = sl->prev;
   sl->next = sl->prev = NULL;
@@ -106,15 +106,15 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
                                  slab_t **populate) {
   bin_t *b = &s->bins[cls];
-  uint32_t count = smp_class[cls].count;
+  uint32_t count = class_table[cls].count;
   bool checked = smp_opt.checked;
   unsigned n = 0;
   while (n < want) {
     slab_t *sl = b->cur;
     if (sl == NULL) {
       if ((sl = b->partial) != NULL) {
-        partial_unlink(b, sl);
-        g_set_state(sl, SLAB_CUR);
+        slot_partial_unlink(b, sl);
+        chunk_set_state(sl, SLAB_CUR);
       } else {
         sl = slab_new(cls, (unsigned)(s - slots));
         if (sl == NULL) break;
@@ -131,7 +131,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
     if (unlikely(got == 0)) slot_corrupt(sl); /* not full, yet no free bit */
     n += got;
     if (sl->used == count) { /* exhausted */
-      g_set_state(sl, SLAB_FULL);
+      chunk_set_state(sl, SLAB_FULL);
       b->cur = NULL;
     }
   }
@@ -159,12 +159,12 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
 
 /* `freed` blocks of slab sl (owned by the held slot s) came back, and no
  * bitmap word below `low` gained a bit: settle its count and state. */
-static void slab_settle(slot_t *s, slab_t *sl, uint32_t low, bool was_full, bool checked) {
+static void slot_settle(slot_t *s, slab_t *sl, uint32_t low, bool was_full, bool checked) {
   if (low < sl->hint) sl->hint = (uint16_t)low;
   bin_t *b = &s->bins[sl->cls];
-  if (was_full) partial_push(b, sl);
-  if (sl->used == 0 && g_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
-    partial_unlink(b, sl);
+  if (was_full) slot_partial_push(b, sl);
+  if (sl->used == 0 && chunk_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
+    slot_partial_unlink(b, sl);
     slab_retire(sl, checked);
   }
 }
@@ -181,12 +181,12 @@ void slot_give(void **v, unsigned n, const char *who) {
   for (unsigned i = 0; i < n; i++) {
     void *p = v[i];
     if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) {
-      if (sl) slab_settle(held, sl, low, was_full, checked);
-      pm_entry_t e = pagemap_get(p);
+      if (sl) slot_settle(held, sl, low, was_full, checked);
+      pagemap_entry_t e = pagemap_get(p);
       /* Checked when it was freed; gone since: its slab emptied, so p was
        * freed twice. */
-      if (unlikely(pm_kind(e) != PM_SLAB)) slot_bad_free(p, who);
-      sl = pm_desc(e);
+      if (unlikely(pagemap_kind(e) != PAGEMAP_SLAB)) slot_bad_free(p, who);
+      sl = pagemap_desc(e);
       granule = (uintptr_t)p >> SMP_SLAB_SHIFT;
       /* The owner cannot change while one of its blocks is out (used > 0). */
       slot_t *o = &slots[sl->owner];
@@ -195,7 +195,7 @@ void slot_give(void **v, unsigned n, const char *who) {
         lock_take(&o->lock);
         held = o;
       }
-      was_full = g_state(sl) == SLAB_FULL;
+      was_full = chunk_state(sl) == SLAB_FULL;
       low = UINT32_MAX;
     }
     if (unlikely(!slab_give(sl, p, &low, checked))) {
@@ -203,7 +203,7 @@ void slot_give(void **v, unsigned n, const char *who) {
       slot_bad_free(p, who);
     }
   }
-  if (sl) slab_settle(held, sl, low, was_full, checked);
+  if (sl) slot_settle(held, sl, low, was_full, checked);
   if (held) lock_drop(&held->lock);
 }
 

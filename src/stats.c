@@ -26,18 +26,18 @@ _Static_assert(SMP_STATS_NCLASS == SMP_NCLASS, "public class count matches");
 
 static void stats_add_slab(const slab_t *sl, void *arg) {
   smp_stats_t *st = arg;
-  unsigned s = g_state(sl);
+  unsigned s = chunk_state(sl);
   if (s != SLAB_CUR && s != SLAB_PARTIAL && s != SLAB_FULL) return;
   st->slabs++;
   st->classes[sl->cls].slabs++;
   st->classes[sl->cls].in_use += sl->used;
-  st->bytes_in_use += (size_t)sl->used * smp_class[sl->cls].size;
+  st->bytes_in_use += (size_t)sl->used * class_table[sl->cls].size;
 }
 
 SMP_API int smp_stats_get(smp_stats_t *st) {
   if (st == NULL) return -1;
   memset(st, 0, sizeof *st);
-  for (unsigned c = 0; c < SMP_NCLASS; c++) st->classes[c].size = smp_class[c].size;
+  for (unsigned c = 0; c < SMP_NCLASS; c++) st->classes[c].size = class_table[c].size;
   slot_lock_all();
   chunk_walk(stats_add_slab, st);
   slot_unlock_all();

@@ -9,15 +9,15 @@
 #include "slot.h"
 #include "tcache.h"
 
-static tcache_t tc_empty, tc_gone; /* no cache yet; exiting (no cache again) */
-__thread tcache_t *smp_tc = &tc_empty;
+static tcache_t tcache_none, tcache_gone; /* no cache yet; exiting (no cache again) */
+__thread tcache_t *tcache_self = &tcache_none;
 
-static lock_t tc_lock;
-static tcache_t *tc_free; /* caches of exited threads, for reuse */
+static lock_t tcache_lock;
+static tcache_t *tcache_free_list; /* caches of exited threads, for reuse */
 
 /* The most blocks bin c may hold. */
-static unsigned tc_max(unsigned c) {
-  uint32_t size = smp_class[c].size;
+static unsigned tcache_max(unsigned c) {
+  uint32_t size = class_table[c].size;
   /* Checked mode caches nothing: every block goes through its slab, where
    * double frees and writes after free are caught. */
   if (size > SMP_TCACHE_MAX || smp_opt.checked) return 0;
@@ -27,62 +27,62 @@ static unsigned tc_max(unsigned c) {
 
 /* Room for every bin's arrays as it doubles up to its limit (the arrays it
  * outgrows are not reused: less than three times the limit in all). */
-static size_t tc_room(void) {
+static size_t tcache_room(void) {
   size_t n = 0;
-  for (unsigned c = 0; c < SMP_NCLASS; c++) n += 3u * tc_max(c);
+  for (unsigned c = 0; c < SMP_NCLASS; c++) n += 3u * tcache_max(c);
   return n;
 }
 
 /* Carve an array of n slots from the room; NULL if it is used up. */
-static void **tc_carve(tcache_t *tc, uint32_t n) {
+static void **tcache_carve(tcache_t *tc, uint32_t n) {
   if ((size_t)(tc->room_end - tc->room) < n) return NULL;
   void **a = tc->room;
   tc->room += n;
   return a;
 }
 
-static void tc_reset(tcache_t *tc, size_t room) {
+static void tcache_reset(tcache_t *tc, size_t room) {
   tc->room = tc->space;
   tc->room_end = tc->space + room;
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    unsigned max = tc_max(c), start = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
+    unsigned max = tcache_max(c), start = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
     tc->bins[c].count = 0;
-    tc->bins[c].slot = start ? tc_carve(tc, start) : NULL;
+    tc->bins[c].slot = start ? tcache_carve(tc, start) : NULL;
     tc->bins[c].limit = tc->bins[c].slot ? start : 0;
   }
   tc->nremote = 0;
 }
 
-bool tcache_ready(void) { return smp_tc != &tc_empty; }
+bool tcache_ready(void) { return tcache_self != &tcache_none; }
 
 tcache_t *tcache_create(void) {
   static _Atomic size_t room_once;
   size_t room = atomic_load_explicit(&room_once, memory_order_relaxed);
-  if (room == 0) atomic_store_explicit(&room_once, room = tc_room(), memory_order_relaxed);
-  lock_take(&tc_lock);
-  tcache_t *tc = tc_free;
-  if (tc != NULL) tc_free = tc->next_free;
-  lock_drop(&tc_lock);
-  if (tc == NULL && (tc = meta_alloc(sizeof *tc + room * sizeof(void *), 64)) == NULL) {
-    smp_tc = &tc_gone;
+  if (room == 0) atomic_store_explicit(&room_once, room = tcache_room(), memory_order_relaxed);
+  lock_take(&tcache_lock);
+  tcache_t *tc = tcache_free_list;
+  if (tc != NULL) tcache_free_list = tc->next_free;
+  lock_drop(&tcache_lock);
+  if (tc == NULL && (tc = chunk_meta_alloc(sizeof *tc + room * sizeof(void *), 64)) == NULL) {
+    tcache_self = &tcache_gone;
     return NULL;
   }
-  tc_reset(tc, room);
+  tcache_reset(tc, room);
   /* Spread new threads over the slots from the start (SmpAllocator starts
    * every thread at slot 0 and lets contention move it): a thread then
    * mostly frees blocks of its own slot's slabs. */
   static _Atomic unsigned next_slot;
   tc->slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % slot_count();
-  smp_tc = tc;
+  tcache_self = tc;
   return tc;
 }
 
 /* A bin that misses or overflows is busy: let it hold more (doubling, up to
  * its class's limit), in a bigger array carved from the room. */
-static void tbin_grow(tcache_t *tc, tbin_t *b, unsigned c) {
-  unsigned max = tc_max(c), want = b->limit * 2 < max ? b->limit * 2 : max;
+static void tcache_grow(tcache_t *tc, tcache_bin_t *b, unsigned c) {
+  unsigned max = tcache_max(c), want = b->limit * 2 < max ? b->limit * 2 : max;
   if (want <= b->limit) return;
-  void **a = tc_carve(tc, want);
+  void **a = tcache_carve(tc, want);
   if (a == NULL) return;
   memcpy(a, b->slot, b->count * sizeof *a);
   b->slot = a;
@@ -98,7 +98,7 @@ static void remote_flush(tcache_t *tc, const char *who) {
 static void flush(tcache_t *tc) {
   remote_flush(tc, "free");
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    tbin_t *b = &tc->bins[c];
+    tcache_bin_t *b = &tc->bins[c];
     unsigned n = b->count;
     b->count = 0;
     if (n) slot_give(b->slot, n, "free");
@@ -106,37 +106,37 @@ static void flush(tcache_t *tc) {
 }
 
 void tcache_flush(void) {
-  if (smp_tc != &tc_empty && smp_tc != &tc_gone) flush(smp_tc);
+  if (tcache_self != &tcache_none && tcache_self != &tcache_gone) flush(tcache_self);
 }
 
 void tcache_refresh(void) {
-  tcache_t *tc = smp_tc;
-  if (tc == &tc_empty || tc == &tc_gone) return;
+  tcache_t *tc = tcache_self;
+  if (tc == &tcache_none || tc == &tcache_gone) return;
   flush(tc);
-  tc_reset(tc, tc_room());
+  tcache_reset(tc, tcache_room());
 }
 
 void tcache_destroy(tcache_t *tc) {
-  smp_tc = &tc_gone;
+  tcache_self = &tcache_gone;
   flush(tc);
-  lock_take(&tc_lock);
-  tc->next_free = tc_free;
-  tc_free = tc;
-  lock_drop(&tc_lock);
+  lock_take(&tcache_lock);
+  tc->next_free = tcache_free_list;
+  tcache_free_list = tc;
+  lock_drop(&tcache_lock);
 }
 
 void *tcache_alloc_slow(unsigned c) {
-  tcache_t *tc = smp_tc;
+  tcache_t *tc = tcache_self;
   void *v[SMP_TCACHE_COUNT];
-  tbin_t *b = &tc->bins[c];
+  tcache_bin_t *b = &tc->bins[c];
   if (b->limit == 0) { /* not cached: no cache, or checked mode */
     unsigned slot = tc->slot;
     if (slot_take(c, 1, v, &slot) == 0) return NULL;
-    if (tc != &tc_empty && tc != &tc_gone) tc->slot = slot;
+    if (tc != &tcache_none && tc != &tcache_gone) tc->slot = slot;
     *(uint64_t *)v[0] = 0;
     return v[0];
   }
-  tbin_grow(tc, b, c);
+  tcache_grow(tc, b, c);
   unsigned n = slot_take(c, b->limit / 2 ? b->limit / 2 : 1, v, &tc->slot);
   if (n == 0) return NULL;
   /* Lowest address on top: blocks go out in address order. */
@@ -147,8 +147,8 @@ void *tcache_alloc_slow(unsigned c) {
 }
 
 void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
-  tcache_t *tc = smp_tc;
-  tbin_t *b = &tc->bins[c];
+  tcache_t *tc = tcache_self;
+  tcache_bin_t *b = &tc->bins[c];
   if (b->limit == 0) { /* not cached: to its slab at once */
     slot_give(&p, 1, who);
     return;
@@ -159,7 +159,7 @@ void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
     return;
   }
   /* Full: grow, and give the older half back. */
-  tbin_grow(tc, b, c);
+  tcache_grow(tc, b, c);
   unsigned half = b->limit / 2;
   if (b->count >= half && half > 0) {
     unsigned n = b->count - half;
@@ -173,6 +173,6 @@ push:
   else slot_give(&p, 1, who);
 }
 
-void tcache_fork_prepare(void) { lock_take(&tc_lock); }
-void tcache_fork_parent(void) { lock_drop(&tc_lock); }
-void tcache_fork_child(void) { lock_reset(&tc_lock); }
+void tcache_fork_prepare(void) { lock_take(&tcache_lock); }
+void tcache_fork_parent(void) { lock_drop(&tcache_lock); }
+void tcache_fork_child(void) { lock_reset(&tcache_lock); }

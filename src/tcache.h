@@ -14,7 +14,7 @@
  * The arrays hold pointers: nothing is linked through free blocks, so a
  * write into a freed block (a use after free, an overflow from its
  * neighbour) cannot redirect an allocation.  What a free block does carry
- * is smp_free_key in its first word, written by free and cleared when the
+ * is slab_free_key in its first word, written by free and cleared when the
  * block is handed out again: free() of a block that holds it is a double
  * free, caught whichever thread's cache (or slab) the block sits in.
  *
@@ -24,7 +24,7 @@
  * cache lines that its slab's other blocks share with other threads (false
  * sharing), and it is wanted back where it came from.
  *
- * A thread starts with smp_tc == &tc_empty, whose arrays are empty and whose
+ * A thread starts with tcache_self == &tcache_none, whose arrays are empty and whose
  * limits are 0: its first malloc or free falls into the slow path, which
  * (through init.c) gives it a cache of its own.  No "initialised?" test on
  * the fast path.
@@ -36,12 +36,12 @@
 
 typedef struct {
   uint32_t count;  /* blocks in slot[0 .. count), newest on top */
-  uint32_t limit;  /* room now; 0: not cached (tc_empty, checked mode) */
+  uint32_t limit;  /* room now; 0: not cached (tcache_none, checked mode) */
   void **slot;
-} tbin_t;
+} tcache_bin_t;
 
 typedef struct tcache_s {
-  tbin_t bins[SMP_NCLASS];
+  tcache_bin_t bins[SMP_NCLASS];
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
   uint32_t nremote;
   void *remote[SMP_REMOTE_BATCH];
@@ -50,11 +50,11 @@ typedef struct tcache_s {
   void *space[];          /* the room */
 } tcache_t;
 
-SMP_HIDDEN extern __thread tcache_t *smp_tc;
+SMP_HIDDEN extern __thread tcache_t *tcache_self;
 
 /* Pop a block of class c from the thread's cache, or NULL when empty. */
 static inline void *tcache_pop(unsigned c) {
-  tbin_t *b = &smp_tc->bins[c];
+  tcache_bin_t *b = &tcache_self->bins[c];
   uint32_t n = b->count;
   if (unlikely(n == 0)) return NULL;
   b->count = --n;
@@ -63,8 +63,8 @@ static inline void *tcache_pop(unsigned c) {
 /* Push the block p of class c, whose slab slot `owner` owns: false when it
  * does not go here (another slot's, or the array is full). */
 static inline bool tcache_push(void *p, unsigned c, unsigned owner) {
-  tcache_t *tc = smp_tc;
-  tbin_t *b = &tc->bins[c];
+  tcache_t *tc = tcache_self;
+  tcache_bin_t *b = &tc->bins[c];
   uint32_t n = b->count;
   if (unlikely(n >= b->limit || owner != tc->slot)) return false;
   b->slot[n] = p;

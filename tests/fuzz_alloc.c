@@ -17,6 +17,11 @@
  *   - a failed resize/remap/realloc leaves the block as it was;
  *   - errno: unchanged by every successful call, ENOMEM for impossible sizes,
  *     EINVAL for bad alignments (posix_memalign returns them instead).
+ * Misuse is part of the model too: one operation frees a small block and
+ * then writes into it (a use after free: junk, a pointer to another live
+ * block, a chosen address): the allocator must go on handing out correct,
+ * distinct blocks (every live block keeps its pattern) or abort, never
+ * hand out a wrong block.
  * Live bytes are bounded (LIVE_CAP) and every input frees what it allocated,
  * so the process can run millions of inputs.
  *
@@ -51,7 +56,7 @@ typedef struct {
 
 static block_t slot[NSLOT];
 static size_t live_bytes;
-static unsigned long n_ops, n_fail_expected;
+static unsigned long n_ops, n_fail_expected, n_misuse;
 
 static void die(const char *what, size_t a, size_t b, int line) {
   fprintf(stderr, "fuzz_alloc:%d: %s (%zu, %#zx)\n", line, what, a, b);
@@ -473,6 +478,19 @@ static void run_input(const uint8_t *data, size_t size) {
           verify_all(__LINE__);
         }
         break;
+      case 18: { /* use after free: corrupt a freed small block, go on */
+        if (!b->p || b->usable > 32768) break;
+        uint64_t *w = (uint64_t *)b->p;
+        size_t words = b->usable / 8 < 8 ? b->usable / 8 : 8;
+        block_t *other = &slot[u8(&in) % NSLOT];
+        uint64_t v[4] = {u32(&in) | (uint64_t)u32(&in) << 32,
+                         other->p ? (uint64_t)(uintptr_t)other->p : 0x4141414141414140u,
+                         (uint64_t)(uintptr_t)b->p + 64, 0};
+        release(b, u8(&in));
+        for (size_t i = 0; i < words; i++) w[i] = v[(i + u8(&in)) % 4];
+        n_misuse++;
+        break;
+      }
       case 17: { /* write into the slack between length and usable size */
         if (!b->p) break;
         size_t u = smp_usable_size(b->p);
@@ -553,8 +571,8 @@ int main(int argc, char **argv) {
   } else {
     for (int i = 1; i < argc; i++) rc |= run_path(argv[i]);
   }
-  printf("fuzz_alloc: %lu inputs, %lu operations, %lu expected failures checked\n", n_inputs,
-         n_ops, n_fail_expected);
+  printf("fuzz_alloc: %lu inputs, %lu operations, %lu expected failures checked, "
+         "%lu uses after free survived\n", n_inputs, n_ops, n_fail_expected, n_misuse);
   return rc;
 }
 #endif

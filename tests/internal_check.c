@@ -1,15 +1,15 @@
 /*
  * internal_check.c - exhaustive checks of the allocator's internal
  * arithmetic, compiled together with the core sources (-Isrc):
- *   - size_class(n) and the table smp_class_by8 agree with the class
+ *   - class_of(n) and the table class_by8 agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
  *     whose size is >= n;
- *   - the one-multiply block-start test (block_index, sizeclass.h) says
+ *   - the one-multiply block-start test (class_block_index, sizeclass.h) says
  *     "start" exactly for offsets that are whole multiples of the class
  *     size, with the right index, for every class and every offset of a
  *     slab; every class from 16 bytes on is a multiple of 16 (16-aligned
  *     blocks) and its bitmap fits the chunk's room for it.
- *   - size_class_aligned(n, a) gives a class whose size is a multiple of a.
+ *   - class_aligned(n, a) gives a class whose size is a multiple of a.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,16 +24,16 @@ static unsigned long failures;
 int main(void) {
   unsigned long checks = 0;
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
-    unsigned c = size_class(n);
+    unsigned c = class_of(n);
     checks++;
-    CHECK(c < SMP_NCLASS, "size_class(%zu) = %u out of range", n, c);
+    CHECK(c < SMP_NCLASS, "class_of(%zu) = %u out of range", n, c);
     if (c >= SMP_NCLASS) continue;
-    CHECK(smp_class[c].size >= n, "size_class(%zu): size %u too small", n, smp_class[c].size);
-    CHECK(c == 0 || smp_class[c - 1].size < (n ? n : 1), "size_class(%zu) = %u not the smallest", n, c);
-    if (n <= 1024) CHECK(smp_class_by8[(n + 7) >> 3] == c, "by8 table disagrees at %zu", n);
+    CHECK(class_table[c].size >= n, "class_of(%zu): size %u too small", n, class_table[c].size);
+    CHECK(c == 0 || class_table[c - 1].size < (n ? n : 1), "class_of(%zu) = %u not the smallest", n, c);
+    if (n <= 1024) CHECK(class_by8[(n + 7) >> 3] == c, "by8 table disagrees at %zu", n);
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    const class_info_t *ci = &smp_class[c];
+    const class_info_t *ci = &class_table[c];
     uint32_t all = SMP_SLAB_SIZE / ci->size;
     CHECK(ci->count == all && ci->last == (all - 1) * ci->size, "blocks of class %u", c);
     CHECK(ci->size == 8 || ci->size % 16 == 0, "class %u (size %u) is not 16-aligned", c, ci->size);
@@ -41,7 +41,7 @@ int main(void) {
     for (uint32_t off = 0; off < SMP_SLAB_SIZE; off++) {
       uint32_t idx;
       bool want = off % ci->size == 0;
-      bool got = block_index(off, ci, &idx);
+      bool got = class_block_index(off, ci, &idx);
       checks++;
       CHECK(want == got, "class %u (size %u): offset %u start=%d, test says %d", c, ci->size, off,
             want, got);
@@ -50,10 +50,10 @@ int main(void) {
   }
   for (size_t a = 16; a <= SMP_SMALL_MAX; a *= 2)
     for (size_t n = 0; n <= SMP_SMALL_MAX; n += 7) {
-      unsigned c = size_class_aligned(n, a);
+      unsigned c = class_aligned(n, a);
       checks++;
-      CHECK(c < SMP_NCLASS && smp_class[c].size % a == 0 && smp_class[c].size >= n,
-            "size_class_aligned(%zu, %zu) = %u", n, a, c);
+      CHECK(c < SMP_NCLASS && class_table[c].size % a == 0 && class_table[c].size >= n,
+            "class_aligned(%zu, %zu) = %u", n, a, c);
     }
   printf("internal_check: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
