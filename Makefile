@@ -62,6 +62,7 @@ include tools/tools.mk
 include bench/bench.mk
 include mk/install.mk
 include tests/trust.mk
+-include tests/tools/newcomer.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

@@ -39,9 +39,3 @@ $(BUILD)/tests/smpbench_threads: tests/smpbench_threads.c tools/tools.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -o $@ \
 	  tests/smpbench_threads.c
-
-# The seed comparison: the seed workload under glibc, smpalloc and every
-# peer allocator installed, as a table on stdout.
-.PHONY: bench
-bench: lib $(TOOL_BINS) $(BENCH_BINS)
-	$(BUILD)/smpbench -- $(BUILD)/seed
