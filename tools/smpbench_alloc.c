@@ -97,14 +97,17 @@ char *check_library(const char *path)
     return NULL;
 }
 
-/* Absolute path when it resolves (LD_PRELOAD must not depend on the
- * command changing directory), else the path as given. */
+/* An absolute path as it is, a relative one resolved when it can be
+ * (LD_PRELOAD must not depend on the command changing directory). */
 static char *absolute(const char *path)
 {
+    if (path[0] == '/')
+        return xstrdup(path);
     char *r = realpath(path, NULL);
     return r ? r : xstrdup(path);
 }
 
+#ifndef SMPBENCH_LIBDIR
 /* The directory of the smpbench binary, or NULL. */
 static char *exe_dir(void)
 {
@@ -119,6 +122,7 @@ static char *exe_dir(void)
     *slash = 0;
     return xstrdup(exe);
 }
+#endif
 
 static char *default_smpalloc_path(void)
 {
