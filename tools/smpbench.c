@@ -230,8 +230,8 @@ static const struct option long_opts[] = {
 };
 #define NLONG (sizeof long_opts / sizeof long_opts[0] - 1)
 
-/* getopt_long refused argv[optind - 1] (opterr is 0): say why, with the
- * option meant when it is near one. */
+/* getopt_long refused arg, the element it was reading (opterr is 0): say
+ * why, with the option meant when it is near one. */
 __attribute__((noreturn))
 static void bad_option(const char *arg, int missing_argument)
 {
