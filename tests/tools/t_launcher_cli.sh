@@ -9,7 +9,8 @@
 #     of the reports each process wrote into SMPALLOC_STATS_DIR (kept when
 #     given; the temporary one removed otherwise), a single report printed
 #     as it is, a note when none was written, a non-empty directory refused;
-#     the command's exit status passed on (128 + N for a signal);
+#     the command's exit status passed on (128 + N for a signal); a Ctrl-C
+#     to the process group held until the command ends;
 #   - --stats=each: each process's report as it exits, named by program and
 #     pid.
 # Exit 0 pass, else fail.
@@ -101,6 +102,37 @@ grep -q '^  programs     \(bash 1, sleep 1\|sleep 1, bash 1\)$' <<<"$ERR" \
 run --stats sh -c 'kill -TERM $$'
 [ "$RC" -eq 143 ] && [[ "$ERR" == *"smpalloc: no statistics: "* ]] \
   || fail "--stats of a command killed by SIGTERM: exit $RC (want 143), '$ERR'"
+
+# Ctrl-C: SIGINT to the whole process group (as a terminal sends it): the
+# command's trap exits 5, the launcher holds the signal, waits, and prints
+# the summary.  python3 starts it in a new session with SIGINT at its
+# default (a background job of this script would have it ignored) and
+# sends the signal once the command has said it is ready (a FIFO: no sleep).
+if command -v python3 >/dev/null; then
+  mkfifo "$tmp/ready"
+  out=$(python3 - "$S" "$tmp/ready" <<'PY'
+import os, signal, subprocess, sys
+launcher, fifo = sys.argv[1], sys.argv[2]
+script = 'trap \'kill $!; exit 5\' INT; bash -c true; sleep 1000 & echo ready >' + fifo + '; wait'
+p = subprocess.Popen([launcher, '--stats', 'bash', '-c', script], start_new_session=True,
+                     stderr=subprocess.PIPE,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+with open(fifo) as f:
+    f.read()
+os.killpg(p.pid, signal.SIGINT)
+err = p.stderr.read().decode()
+print(p.wait())
+print(err.splitlines()[0] if err else "")
+PY
+)
+  if [ "$out" = $'5\nsmpalloc statistics: 2 processes, each at its exit, summed' ]; then
+    ok "Ctrl-C: the command exits 5, the launcher passes it on after the summary of 2 processes"
+  else
+    fail "Ctrl-C to the process group under --stats: '$out'"
+  fi
+else
+  echo "note: python3 is not installed: the Ctrl-C check did not run"
+fi
 
 echo "checks: --stats=each"
 run --stats=each "${CMD[@]}"
