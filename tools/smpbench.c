@@ -439,7 +439,7 @@ static int cannot_use(const struct alloc *a)
 }
 
 /* An --allocs entry that is not a name or a family: say so, with the
- * names known. */
+ * allocators that can be used. */
 static int unknown_alloc(const struct alloc_list *known, const char *name)
 {
     const char **names = xmalloc(2 * known->n * sizeof *names);
@@ -451,9 +451,10 @@ static int unknown_alloc(const struct alloc_list *known, const char *name)
     fprintf(stderr, "smpbench: unknown allocator '%s'", name);
     if (near)
         fprintf(stderr, " (did you mean %s?)", near);
-    fputs("; known:", stderr);
+    fputs("; found:", stderr);
     for (size_t k = 0; k < known->n; k++)
-        fprintf(stderr, " %s", known->v[k].name);
+        if (!known->v[k].problem)
+            fprintf(stderr, " %s", known->v[k].name);
     fputs(" (add one with --alloc NAME=PATH)\n", stderr);
     free(names);
     return 1;

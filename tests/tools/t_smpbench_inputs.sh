@@ -71,9 +71,9 @@ refused 1 "smpbench: --alloc text: tests/tools/t_smpbench_inputs.sh: not an ELF 
   --alloc text=tests/tools/t_smpbench_inputs.sh --allocs glibc,text -- "${MARK[@]}"
 refused 1 "smpbench: cannot use smpalloc: /nonexistent/lib.so: No such file or directory" -- \
   --lib /nonexistent/lib.so --allocs glibc,smpalloc -- "${MARK[@]}"
-refused 1 "smpbench: unknown allocator 'smpaloc' (did you mean smpalloc?); known: glibc smpalloc *" -- \
+refused 1 "smpbench: unknown allocator 'smpaloc' (did you mean smpalloc?); found: glibc smpalloc *" -- \
   --allocs glibc,smpaloc -- "${MARK[@]}"
-refused 1 "smpbench: unknown allocator 'zzzzzz'; known: *" -- --allocs zzzzzz -- "${MARK[@]}"
+refused 1 "smpbench: unknown allocator 'zzzzzz'; found: *" -- --allocs zzzzzz -- "${MARK[@]}"
 # a Debian peer that is not installed, by its family name
 SMPBENCH_LIB_DIRS=$tmp refused 1 "smpbench: cannot use tcmalloc: libtcmalloc_minimal.so.4 not found in $tmp" -- \
   --peer-dir '' --allocs glibc,tcmalloc -- "${MARK[@]}"
