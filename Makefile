@@ -70,6 +70,7 @@ include bench/bench.mk
 include mk/install.mk
 include tests/trust.mk
 -include tests/trust/harden.mk
+-include tests/tools/newcomer.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

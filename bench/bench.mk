@@ -13,6 +13,20 @@ $(BUILD)/seed: bench/seed.c bench/bench.mk
 	@mkdir -p $(BUILD)
 	$(CC) $(SEED_CFLAGS) $(CFLAGS) -o $@ $< -pthread
 
+# The seed comparison: the seed workload under glibc, smpalloc and every
+# peer allocator smpbench finds, as a table on stdout.  Its prerequisites are
+# named here, not through BENCH_BINS or TOOL_BINS: make expands a rule's
+# prerequisites where it reads the rule, and a list that a later fragment
+# adds to would be incomplete at that point (a fresh clone then ran smpbench
+# without build/seed).
+#
+#   make bench BENCH_ARGS='--runs 3 --warmup 0'   a short run (any smpbench
+#                                                 options; see smpbench(1))
+BENCH_ARGS ?=
+.PHONY: bench
+bench: $(LIB_SO) $(BUILD)/smpbench $(BUILD)/seed
+	$(BUILD)/smpbench $(BENCH_ARGS) -- $(BUILD)/seed
+
 # The workload suite (bench/suite/, parameters in bench/suite/README.md):
 # one small C program per allocation pattern, each built as
 # $(BUILD)/suite/NAME from bench/suite/NAME.c (bench/suite/suite_common.c is

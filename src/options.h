@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 typedef struct {
-  bool verbose;              /* SMPALLOC_VERBOSE: start-up line and warnings */
+  bool verbose;              /* SMPALLOC_VERBOSE: the start-up line */
   bool stats;                /* SMPALLOC_STATS: print statistics at exit */
   bool checked;              /* SMPALLOC_CHECKED: checked mode */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
@@ -25,7 +25,7 @@ typedef struct {
 extern smp_options_t smp_opt __attribute__((visibility("hidden")));
 
 /* Read the SMPALLOC_* variables (from the constructor: the environment is
- * set up by then).  Warns about unknown names and bad values. */
+ * set up by then).  Warns about unknown names and bad values, always. */
 __attribute__((visibility("hidden"))) void options_init(void);
 
 #endif /* SMP_OPTIONS_H */

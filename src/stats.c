@@ -1,12 +1,15 @@
 /*
  * stats.c - counters and reports: smp_stats_get, smp_stats_print, and the
  * start-up and at-exit messages of the SMPALLOC_VERBOSE and SMPALLOC_STATS
- * options.
+ * options.  Both name the program and its pid: one command often starts
+ * many processes.
  *
  * Hot paths count nothing: per-class figures are read from the slab
  * descriptors when asked (with every slot locked, so the snapshot of each
  * slab is consistent); only system-call paths bump the global counters.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,12 +73,26 @@ __attribute__((format(printf, 2, 3))) static void out(outbuf_t *o, const char *f
 }
 #define OUT(...) out(&o, __VA_ARGS__)
 
+/* The program as the reports name it: the last part of argv[0]
+ * (program_invocation_short_name, which libc sets before any constructor
+ * runs), at most 63 bytes, control characters shown as '?'. */
+static void program_name(char name[64]) {
+  const char *n = program_invocation_short_name;
+  size_t k = 0;
+  for (; n != NULL && n[k] != '\0' && k < 63; k++)
+    name[k] = (unsigned char)n[k] < 0x20 || n[k] == 0x7f ? '?' : n[k];
+  if (k == 0) name[k++] = '?';
+  name[k] = '\0';
+}
+
 SMP_API void smp_stats_print(int fd) {
   smp_stats_t st;
   smp_stats_get(&st);
   outbuf_t o;
   o.len = 0;
-  OUT("smpalloc statistics (pid %ld)\n", (long)getpid());
+  char name[64];
+  program_name(name);
+  OUT("smpalloc statistics: %s (pid %ld)\n", name, (long)getpid());
   OUT("  in use       %12zu bytes\n", st.bytes_in_use);
   OUT("  mapped       %12zu bytes\n", st.bytes_mapped);
   OUT("  resident     %12zu bytes (at most)\n", st.bytes_resident);
@@ -95,20 +112,45 @@ SMP_API void smp_stats_print(int fd) {
 }
 
 static int stats_fd = 2;
-static void stats_at_exit(void) { smp_stats_print(stats_fd); }
+static char stats_dir[1024]; /* SMPALLOC_STATS_DIR, or empty */
+
+/* At exit: the report goes to a new file STATS_DIR/stats.PID.N when
+ * SMPALLOC_STATS_DIR names a directory (the launcher's --stats merges what
+ * every process of a command wrote there), else, or when no file can be
+ * created, to standard error. */
+static void stats_at_exit(void) {
+  int fd = -1;
+  if (stats_dir[0] != '\0') {
+    char path[sizeof stats_dir + 48];
+    for (unsigned k = 0; fd < 0 && k < 100; k++) {
+      snprintf(path, sizeof path, "%s/stats.%ld.%u", stats_dir, (long)getpid(), k);
+      fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+  }
+  smp_stats_print(fd >= 0 ? fd : stats_fd);
+  if (fd >= 0) close(fd);
+}
 
 void stats_init(void) {
   if (smp_opt.verbose) {
+    char name[64];
+    program_name(name);
     outbuf_t o;
     o.len = 0;
-    OUT("smpalloc: %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes%s, checked %s\n",
-        SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR, SMPALLOC_VERSION_PATCH,
-        slot_count(), smp_opt.purge_delay_ms,
-        smp_opt.purge_threshold, smp_opt.purge_peak ? " (or the headroom below the peak)" : "",
+    OUT("smpalloc: %s (pid %ld): %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes%s, "
+        "checked %s\n",
+        name, (long)getpid(), SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR,
+        SMPALLOC_VERSION_PATCH, slot_count(),
+        smp_opt.purge_delay_ms, smp_opt.purge_threshold,
+        smp_opt.purge_peak ? " (or the headroom below the peak)" : "",
         smp_opt.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }
   if (smp_opt.stats) {
+    const char *dir = getenv("SMPALLOC_STATS_DIR");
+    if (dir != NULL && dir[0] != '\0' && strlen(dir) < sizeof stats_dir)
+      memcpy(stats_dir, dir, strlen(dir) + 1);
     stats_fd = os_dup_stderr();
     atexit(stats_at_exit);
   }

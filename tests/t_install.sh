@@ -4,8 +4,8 @@
 #  1. make install PREFIX=$tmp/prefix installs exactly the expected files:
 #     libsmpalloc.so.$(VERSION) with the $(SONAME) and libsmpalloc.so links
 #     (relative), the static library, the header, smpalloc.pc, the programs
-#     of $(TOOL_BINS), the launcher (placeholders filled in) and the man
-#     pages, each a copy of what the build made.
+#     of $(TOOL_BINS) (rebuilt for the prefix), the launcher and the man
+#     pages (placeholders filled in), each a copy of what the build made.
 #  2. A consumer (tests/consumer_install.c) built with pkg-config against
 #     that prefix, shared (run with LD_LIBRARY_PATH) and static (--static,
 #     the archive): both run and see malloc served by smpalloc.
@@ -50,6 +50,7 @@ expected_files() { # $1 = prefix part, $2 = libdir part
     echo "$2/libsmpalloc.so.$VERSION"
     echo "$2/pkgconfig/smpalloc.pc"
     echo "$1/share/man/man1/smpalloc.1"
+    echo "$1/share/man/man1/smpbench.1"
     echo "$1/share/man/man3/smpalloc.3"
   } | sed 's|^/||' | sort
 }
@@ -77,14 +78,17 @@ soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
 [ "$soname" = "$SONAME" ] || fail "SONAME of $real is '$soname', want $SONAME"
 cmp -s "$L/libsmpalloc.a" build/libsmpalloc.a || fail "libsmpalloc.a differs from the build's"
 cmp -s "$P/include/smpalloc.h" include/smpalloc.h || fail "installed header differs"
-cmp -s "$P/share/man/man1/smpalloc.1" docs/smpalloc.1 || fail "installed smpalloc.1 differs"
-cmp -s "$P/share/man/man3/smpalloc.3" docs/smpalloc.3 || fail "installed smpalloc.3 differs"
-for t in $TOOL_BINS; do
-  cmp -s "$P/bin/${t##*/}" "$t" && [ -x "$P/bin/${t##*/}" ] || fail "$P/bin/${t##*/}: not an executable copy of $t"
+for page in man1/smpalloc.1 man1/smpbench.1 man3/smpalloc.3; do   # placeholders filled in
+  sed -e "s|@LIBDIR@|$L|g" -e "s|@BINDIR@|$P/bin|g" "docs/${page#*/}" | cmp -s - "$P/share/man/$page" \
+    || fail "installed $page differs from docs/${page#*/} with LIBDIR $L"
+done
+for t in $TOOL_BINS; do   # rebuilt for the prefix (smpbench knows LIBDIR)
+  v=$("$P/bin/${t##*/}" --version 2>&1)
+  [ "$v" = "${t##*/} $VERSION" ] || fail "$P/bin/${t##*/} --version: '$v'"
 done
 [ -x "$P/bin/smpalloc" ] || fail "$P/bin/smpalloc is not executable"
-if grep -n '@[A-Z_]*@' "$P/bin/smpalloc" "$L/pkgconfig/smpalloc.pc"; then
-  fail "placeholders left in the launcher or smpalloc.pc"
+if grep -n '@[A-Z_]*@' "$P/bin/smpalloc" "$L/pkgconfig/smpalloc.pc" "$P"/share/man/man*/*; then
+  fail "placeholders left in the launcher, smpalloc.pc or the man pages"
 fi
 [ "$fails" -eq 0 ] && ok "make install PREFIX=: files, links, SONAME $SONAME"
 
@@ -178,10 +182,10 @@ fi
 
 # ---- 6. the man pages ------------------------------------------------------
 if command -v man >/dev/null && command -v groff >/dev/null; then
-  for page in docs/smpalloc.1 docs/smpalloc.3; do
+  for page in docs/smpalloc.1 docs/smpbench.1 docs/smpalloc.3; do
     warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
     [ -z "$warn" ] || fail "$page: $warn"
-    grep -q "^\.TH SMPALLOC [13] .*\"smpalloc $VERSION\"" "$page" \
+    grep -q "^\.TH SMP[A-Z]* [13] .*\"smpalloc $VERSION\"" "$page" \
       || fail "$page: .TH does not say smpalloc $VERSION"
   done
 else

@@ -9,7 +9,8 @@
 #  - an existing LD_PRELOAD is kept, after ours, whatever its separators;
 #  - the exit status is the program's (0, 3, 127 for a missing command) and
 #    a death by signal is seen as such by the launcher's parent;
-#  - --stats/--verbose/--checked set SMPALLOC_STATS/VERBOSE/CHECKED=1 and
+#  - --stats(=each)/--verbose/--checked set SMPALLOC_STATS/VERBOSE/CHECKED=1
+#    (--stats also SMPALLOC_STATS_DIR) and
 #    --stats makes statistics appear on stderr at exit (needs the library's
 #    statistics printer);
 #  - --help, --version, usage errors; SMPALLOC_LIB overrides the library, and
@@ -115,14 +116,15 @@ done
 check_env() { # WANT OPTIONS...: the SMPALLOC_ variables the program sees
   local want=$1; shift
   local got
-  got=$("$S" "$@" env 2>/dev/null | grep '^SMPALLOC_' | sort | tr '\n' ' ')
+  got=$("$S" "$@" env 2>/dev/null | grep '^SMPALLOC_' | sed 's/^\(SMPALLOC_STATS_DIR=\).*/\1DIR/' | sort | tr '\n' ' ')
   [ "$got" = "$want" ] || fail "smpalloc $* env: SMPALLOC_ variables '$got', want '$want'"
 }
 check_env ""
-check_env "SMPALLOC_STATS=1 " --stats
+check_env "SMPALLOC_STATS=1 SMPALLOC_STATS_DIR=DIR " --stats
+check_env "SMPALLOC_STATS=1 " --stats=each
 check_env "SMPALLOC_VERBOSE=1 " --verbose
 check_env "SMPALLOC_CHECKED=1 " --checked
-check_env "SMPALLOC_CHECKED=1 SMPALLOC_STATS=1 SMPALLOC_VERBOSE=1 " --checked --stats --verbose
+check_env "SMPALLOC_CHECKED=1 SMPALLOC_STATS=1 SMPALLOC_STATS_DIR=DIR SMPALLOC_VERBOSE=1 " --checked --stats --verbose
 got=$(SMPALLOC_STATS=0 "$S" --stats printenv SMPALLOC_STATS 2>/dev/null)
 [ "$got" = 1 ] || fail "--stats with SMPALLOC_STATS=0 in the environment: the program sees '$got'"
 

@@ -6,70 +6,48 @@
  *   smpbench [options] -- COMMAND [ARGS...]      each allocator
  *   smpbench [options] --cmds 'CMD 1' 'CMD 2'    each command (poop style)
  *
- * This file holds the options, the allocator discovery and the schedule:
- * runs are interleaved (A B C A B C ...) with the order rotated each round,
- * so slow drift of the machine (thermal, page cache, other load) is spread
- * over all benchmarks instead of favouring the one measured first.
+ * This file holds the options, the checks of the inputs (before any run)
+ * and the schedule: runs are interleaved (A B C A B C ...) with the order
+ * rotated each round, so slow drift of the machine (thermal, page cache,
+ * other load) is spread over all benchmarks instead of favouring the one
+ * measured first.  Which allocators exist is smpbench_alloc.c's business.
  */
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <stdint.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "smpbench.h"
+#include "smpbench_alloc.h"
+#include "smpbench_input.h"
 #include "smpbench_io.h"
 #include "smpbench_run.h"
 #include "smpbench_table.h"
 
+#ifndef SMPBENCH_VERSION
+#define SMPBENCH_VERSION "unknown"
+#endif
+
 extern char **environ;
 
 #define MAX_RUNS 10000      /* per benchmark; bounds memory and the run */
-
-#if defined(__x86_64__)
-#define MULTIARCH "x86_64-linux-gnu"
-#define HOST_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define MULTIARCH "aarch64-linux-gnu"
-#define HOST_MACHINE EM_AARCH64
-#else
-#define MULTIARCH ""
-#endif
-
-/* Where peers are looked for, in order. */
-static const char *const lib_dirs[] = {
-    "/usr/lib/" MULTIARCH, "/lib/" MULTIARCH, "/usr/local/lib",
-    "/usr/lib64", "/usr/lib",
-};
-
-/* The peers smpbench knows, by the soname their packages install. */
-static const struct { const char *name, *soname; } peers[] = {
-    { "jemalloc", "libjemalloc.so.2" },
-    { "mimalloc", "libmimalloc.so.2" },
-    { "tcmalloc", "libtcmalloc_minimal.so.4" },
-};
-#define NPEERS (sizeof peers / sizeof peers[0])
-
-struct alloc {
-    char *name;
-    char *path;         /* NULL for glibc (no preload) */
-    char *problem;      /* why it cannot be used, or NULL */
-    int explicit;       /* given with --alloc: kept even with a problem */
-};
+#define MAX_EXTRA 32        /* --alloc options */
+#define MAX_PEER_DIRS 16    /* --peer-dir options */
 
 struct options {
     double time_budget;     /* seconds for all counted runs together */
     long min_runs, exact_runs, warmup;
     int keep_output, sw_only, cmds_mode, color;   /* color: -1 auto */
+    int list_allocs;
     const char *allocs;     /* --allocs LIST, or NULL */
-    const char *lib;        /* --lib PATH, or NULL */
     const char *json, *csv, *svg, *from_csv;
-    struct alloc extra[32]; /* --alloc NAME=PATH */
+    struct alloc_config where;                  /* --lib, --peer-dir */
+    char *peer_dirs[MAX_PEER_DIRS];
+    const char *extra_name[MAX_EXTRA], *extra_path[MAX_EXTRA];  /* --alloc */
     size_t nextra;
 };
 
@@ -83,31 +61,46 @@ static const char usage_long[] =
     "       smpbench [options] --cmds 'COMMAND 1' 'COMMAND 2' ...\n"
     "       smpbench [options] 'COMMAND 1' 'COMMAND 2' ...   (same as --cmds)\n"
     "       smpbench --from-csv FILE [--json FILE] [--svg FILE]\n"
+    "       smpbench --list-allocs [--allocs LIST] [--alloc NAME=PATH] ...\n"
     "\n"
     "Runs COMMAND many times under each malloc implementation - glibc (no\n"
-    "preload), smpalloc (LD_PRELOAD of libsmpalloc.so) and each peer installed\n"
-    "(jemalloc, mimalloc, tcmalloc_minimal, searched in /usr/lib/" MULTIARCH ",\n"
-    "/lib/" MULTIARCH ", /usr/local/lib, /usr/lib64, /usr/lib) - or runs\n"
-    "several commands against each other, and prints for each benchmark\n"
-    "mean +- sigma, min ... max, Tukey outliers and the delta of the mean\n"
-    "against benchmark 1 with its 95% interval (pooled-variance t test;\n"
-    "flagged better/worse only when the whole interval is beyond 1%), then\n"
-    "the ratios of the median wall time and peak RSS to benchmark 1.\n"
+    "preload), smpalloc (LD_PRELOAD of libsmpalloc.so), each peer Debian\n"
+    "installed (jemalloc, mimalloc, tcmalloc_minimal) and each peer build in\n"
+    "the peer folders - or runs several commands against each other, and\n"
+    "prints for each benchmark mean +- sigma, min ... max, Tukey outliers and\n"
+    "the delta of the mean against benchmark 1 with its 95% interval\n"
+    "(pooled-variance t test; flagged better/worse only when the whole\n"
+    "interval is beyond 1%), then the ratios of the median wall time and peak\n"
+    "RSS to benchmark 1.\n"
     "\n"
     "Commands given as strings are split into words like a shell would\n"
     "('...' and \"...\" quoting, backslash escapes) but run without one.\n"
+    "Before the first run smpbench checks that every command can be started,\n"
+    "every allocator asked for can be preloaded and every output file can be\n"
+    "written; if not, it says why and exits 2.\n"
     "\n"
-    "Allocators:\n"
-    "  --allocs LIST        compare these, in this order (comma-separated; names:\n"
-    "                       glibc, smpalloc, jemalloc, mimalloc, tcmalloc and any\n"
-    "                       --alloc NAME).  Default: glibc, smpalloc, every peer\n"
-    "                       installed, then each --alloc.  With --cmds the default\n"
-    "                       is to leave the environment alone; giving --allocs or\n"
-    "                       --alloc runs every command under every allocator.\n"
+    "Allocators (names are labels: glibc, smpalloc, NAME-VERSION for a peer):\n"
+    "  --allocs LIST        compare these, in this order (comma-separated\n"
+    "                       labels; a family name such as mimalloc takes every\n"
+    "                       mimalloc found).  Default: glibc, smpalloc, every\n"
+    "                       peer found (in version order), then each --alloc.\n"
+    "                       With --cmds the default is to leave the environment\n"
+    "                       alone; giving --allocs or --alloc runs every command\n"
+    "                       under every allocator.\n"
     "  --alloc NAME=PATH    add an allocator: LD_PRELOAD=PATH (repeatable); a\n"
-    "                       known NAME takes that one's place (another build)\n"
-    "  --lib PATH           the smpalloc library (default: libsmpalloc.so in the\n"
-    "                       directory of the smpbench binary)\n"
+    "                       label already known takes that one's place\n"
+    "  --lib PATH           the smpalloc library (default: libsmpalloc.so next to\n"
+    "                       smpbench in a build tree; LIBDIR/libsmpalloc.so.0 for\n"
+    "                       an installed smpbench)\n"
+    "  --peer-dir DIR       look for peer builds (files libNAME-VERSION.so,\n"
+    "                       labelled NAME-VERSION) in DIR instead of the default\n"
+    "                       folder, ../shared/peers next to the checkout of a\n"
+    "                       build tree's smpbench (repeatable; '' for none)\n"
+    "  --list-allocs        print the allocators that would be compared, one a\n"
+    "                       line: label, a tab, the library (empty for glibc)\n"
+    "\n"
+    "Debian's peers are labelled with the upstream version of the package that\n"
+    "owns the library (dpkg-query), e.g. mimalloc-2.0.9, else NAME (Debian).\n"
     "\n"
     "Schedule (runs are interleaved A B C A B C ..., the order rotating each round):\n"
     "  -t, --time SECONDS   time budget for all counted runs together (default 5)\n"
@@ -139,22 +132,31 @@ static const char usage_long[] =
     "  --show-output        let the commands' stdout and stderr through (default:\n"
     "                       /dev/null; stdin is always /dev/null)\n"
     "  -h, --help           this text\n"
+    "  --version            the version\n"
     "\n"
-    "A command that cannot start, exits non-zero or is killed by a signal under\n"
-    "one allocator is reported as failed in that benchmark's place and the\n"
-    "others go on.\n"
+    "A command that exits non-zero or is killed by a signal under one allocator\n"
+    "is reported as failed in that benchmark's place and the others go on.\n"
     "\n"
     "Environment: NO_COLOR disables colour; SMPBENCH_FORCE_NO_HW=1 makes the\n"
-    "hardware counters fail as if the kernel refused them (for testing).\n"
+    "hardware counters fail as if the kernel refused them (for testing);\n"
+    "SMPBENCH_LIB_DIRS (colon-separated) replaces the directories searched for\n"
+    "Debian's peers.\n"
     "\n"
-    "Exit status: 0 all benchmarks ran, 1 one or more failed, 2 usage error.\n";
+    "Exit status: 0 all benchmarks ran, 1 one or more failed, 2 usage error or\n"
+    "an input that cannot be used.\n"
+    "\n"
+    "Here:\n";
 
-static void usage_error(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2), noreturn))
+static void usage_error(const char *fmt, ...)
 {
     if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
         fputs("smpbench: ", stderr);
-        fprintf(stderr, fmt, arg);
+        vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
+        va_end(ap);
     }
     fputs(usage_short, stderr);
     exit(2);
@@ -192,24 +194,24 @@ static void add_extra_alloc(struct options *o, const char *spec)
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1])
         usage_error("--alloc wants NAME=PATH, not '%s'", spec);
-    if (o->nextra == sizeof o->extra / sizeof o->extra[0])
+    if (o->nextra == MAX_EXTRA)
         usage_error("too many --alloc options (at %s)", spec);
-    struct alloc *a = &o->extra[o->nextra++];
-    a->name = xstrdup(spec);
-    a->name[eq - spec] = 0;
-    a->path = xstrdup(eq + 1);
-    a->problem = NULL;
-    a->explicit = 1;
+    char *name = xstrdup(spec);
+    name[eq - spec] = 0;
+    o->extra_name[o->nextra] = name;
+    o->extra_path[o->nextra++] = eq + 1;
 }
 
-enum { OPT_ALLOCS = 256, OPT_ALLOC, OPT_LIB, OPT_MIN_RUNS, OPT_WARMUP,
-       OPT_JSON, OPT_CSV, OPT_SVG, OPT_FROM_CSV, OPT_COLOR, OPT_SHOW,
-       OPT_SW, OPT_CMDS };
+enum { OPT_ALLOCS = 256, OPT_ALLOC, OPT_LIB, OPT_PEER_DIR, OPT_LIST_ALLOCS,
+       OPT_MIN_RUNS, OPT_WARMUP, OPT_JSON, OPT_CSV, OPT_SVG, OPT_FROM_CSV,
+       OPT_COLOR, OPT_SHOW, OPT_SW, OPT_CMDS, OPT_VERSION };
 
 static const struct option long_opts[] = {
     { "allocs", required_argument, 0, OPT_ALLOCS },
     { "alloc", required_argument, 0, OPT_ALLOC },
     { "lib", required_argument, 0, OPT_LIB },
+    { "peer-dir", required_argument, 0, OPT_PEER_DIR },
+    { "list-allocs", no_argument, 0, OPT_LIST_ALLOCS },
     { "time", required_argument, 0, 't' },
     { "min-runs", required_argument, 0, OPT_MIN_RUNS },
     { "runs", required_argument, 0, 'n' },
@@ -223,8 +225,39 @@ static const struct option long_opts[] = {
     { "sw-counters", no_argument, 0, OPT_SW },
     { "cmds", no_argument, 0, OPT_CMDS },
     { "help", no_argument, 0, 'h' },
+    { "version", no_argument, 0, OPT_VERSION },
     { 0, 0, 0, 0 },
 };
+#define NLONG (sizeof long_opts / sizeof long_opts[0] - 1)
+
+/* getopt_long refused arg, the element it was reading (opterr is 0): say
+ * why, with the option meant when it is near one. */
+__attribute__((noreturn))
+static void bad_option(const char *arg, int missing_argument)
+{
+    if (missing_argument)
+        usage_error("option '%s' needs an argument", arg);
+    const char *word = arg;
+    while (*word == '-')
+        word++;
+    size_t len = strcspn(word, "=");
+    const char *names[NLONG];
+    size_t nprefix = 0;
+    for (size_t i = 0; i < NLONG; i++) {
+        names[i] = long_opts[i].name;
+        if (strncmp(names[i], word, len) == 0 && word - arg == 2) {
+            if (strlen(names[i]) == len && word[len] == '=')
+                usage_error("option '--%s' takes no argument", names[i]);
+            nprefix++;
+        }
+    }
+    if (nprefix > 1)
+        usage_error("option '%s' is ambiguous (the start of %zu options)", arg, nprefix);
+    const char *near = nearest_word(word, len, names, NLONG);
+    if (near)
+        usage_error("unknown option '%s' (did you mean --%s?)", arg, near);
+    usage_error("unknown option '%s'", arg);
+}
 
 /* Parse options; returns the index of the first command argument.  A
  * command after "--" selects allocator mode, bare strings command mode. */
@@ -232,20 +265,37 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     *o = (struct options){ .time_budget = 5, .min_runs = 3, .warmup = 1,
                            .color = -1 };
-    int c;
-    opterr = 1;
+    o->where.peer_dirs = o->peer_dirs;
+    opterr = 0;
     /* '+': stop at the first non-option, so COMMAND's own options are
-     * left alone. */
-    while ((c = getopt_long(argc, argv, "+ht:n:", long_opts, NULL)) != -1) {
+     * left alone; ':': report a missing argument apart. */
+    for (;;) {
+        int at = optind;    /* the element getopt reads now: errors are about it */
+        int c = getopt_long(argc, argv, "+:ht:n:", long_opts, NULL);
+        if (c == -1)
+            break;
         switch (c) {
-        case 'h':           fputs(usage_long, stdout); exit(0);
+        case 'h':
+            fputs(usage_long, stdout);
+            char *here = allocs_describe_search(&o->where);
+            fputs(here, stdout);
+            free(here);
+            exit(0);
+        case OPT_VERSION:   printf("smpbench %s\n", SMPBENCH_VERSION); exit(0);
         case 't':           o->time_budget = parse_seconds(optarg); break;
         case 'n':           o->exact_runs = parse_count("--runs", optarg, 1); break;
         case OPT_MIN_RUNS:  o->min_runs = parse_count("--min-runs", optarg, 1); break;
         case OPT_WARMUP:    o->warmup = parse_count("--warmup", optarg, 0); break;
         case OPT_ALLOCS:    o->allocs = optarg; break;
         case OPT_ALLOC:     add_extra_alloc(o, optarg); break;
-        case OPT_LIB:       o->lib = optarg; break;
+        case OPT_LIB:       o->where.lib = optarg; break;
+        case OPT_PEER_DIR:
+            if (o->where.npeer_dirs == MAX_PEER_DIRS)
+                usage_error("too many --peer-dir options (at %s)", optarg);
+            o->peer_dirs[o->where.npeer_dirs++] = optarg;
+            o->where.peer_dirs_given = 1;
+            break;
+        case OPT_LIST_ALLOCS: o->list_allocs = 1; break;
         case OPT_JSON:      o->json = optarg; break;
         case OPT_CSV:       o->csv = optarg; break;
         case OPT_SVG:       o->svg = optarg; break;
@@ -259,8 +309,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             else if (strcmp(optarg, "never") == 0)  o->color = 0;
             else usage_error("--color wants auto, always or never, not '%s'", optarg);
             break;
+        case ':':
+            bad_option(argv[at], 1);
         default:
-            usage_error(NULL, NULL);
+            bad_option(argv[at], 0);
         }
     }
     int after_dashes = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
@@ -268,8 +320,20 @@ static int parse_options(int argc, char **argv, struct options *o)
         o->cmds_mode = 1;   /* poop style: each argument is a command */
     if (o->from_csv && optind < argc)
         usage_error("--from-csv runs nothing; drop the command '%s'", argv[optind]);
-    if (!o->from_csv && optind >= argc)
-        usage_error("no command given", NULL);
+    if (o->list_allocs && optind < argc)
+        usage_error("--list-allocs runs nothing; drop the command '%s'", argv[optind]);
+    if (!o->from_csv && !o->list_allocs && optind >= argc)
+        usage_error("no command given");
+    for (size_t i = 0; i < o->where.npeer_dirs; i++) {
+        struct stat st;
+        const char *d = o->peer_dirs[i];
+        if (!*d)
+            continue;
+        if (stat(d, &st) < 0)
+            usage_error("--peer-dir %s: %s", d, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            usage_error("--peer-dir %s: not a directory", d);
+    }
     return optind;
 }
 
@@ -357,141 +421,116 @@ static char *join_argv(char **argv)
 
 /* ---- allocators ---------------------------------------------------------- */
 
-/* Does path exist and look like a shared library this machine can load?
- * ld.so only warns (on the command's stderr, usually /dev/null) and runs
- * the program without the preload otherwise, which would silently measure
- * glibc under another name. */
-static char *check_library(const char *path)
+/* Every allocator known: those found, with the --alloc ones. */
+static void known_allocs(const struct options *o, struct alloc_list *known)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return xasprintf("%s: %s", path, strerror(errno));
-    unsigned char hdr[sizeof(Elf64_Ehdr)];
-    ssize_t n = read(fd, hdr, sizeof hdr);
-    close(fd);
-    if (n < (ssize_t)sizeof(Elf32_Ehdr) || memcmp(hdr, ELFMAG, SELFMAG) != 0)
-        return xasprintf("%s: not an ELF shared library", path);
-    int want_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-    uint16_t type, machine;
-    memcpy(&type, hdr + offsetof(Elf64_Ehdr, e_type), sizeof type);
-    memcpy(&machine, hdr + offsetof(Elf64_Ehdr, e_machine), sizeof machine);
-    if (hdr[EI_CLASS] != want_class || type != ET_DYN)
-        return xasprintf("%s: not a shared library for this machine", path);
-#ifdef HOST_MACHINE
-    if (machine != HOST_MACHINE)
-        return xasprintf("%s: built for another architecture", path);
-#endif
-    return NULL;
+    allocs_discover(&o->where, known);
+    for (size_t i = 0; i < o->nextra; i++)
+        allocs_add_explicit(known, o->extra_name[i], o->extra_path[i]);
 }
 
-/* Absolute path when it resolves (LD_PRELOAD must not depend on the
- * command changing directory), else the path as given. */
-static char *absolute(const char *path)
+static int cannot_use(const struct alloc *a)
 {
-    char *r = realpath(path, NULL);
-    return r ? r : xstrdup(path);
+    if (a->explicit)
+        fprintf(stderr, "smpbench: --alloc %s: %s\n", a->name, a->problem);
+    else
+        fprintf(stderr, "smpbench: cannot use %s: %s\n", a->name, a->problem);
+    return 1;
 }
 
-static char *default_smpalloc_path(void)
+/* An --allocs entry that is not a name or a family: say so, with the
+ * allocators that can be used. */
+static int unknown_alloc(const struct alloc_list *known, const char *name)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return xstrdup("build/libsmpalloc.so");
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    return xasprintf("%s/libsmpalloc.so", exe);
-}
-
-static char *find_peer(const char *soname)
-{
-    for (size_t i = 0; i < sizeof lib_dirs / sizeof lib_dirs[0]; i++) {
-        char *p = xasprintf("%s/%s", lib_dirs[i], soname);
-        if (access(p, R_OK) == 0)
-            return p;
-        free(p);
+    const char **names = xmalloc(2 * known->n * sizeof *names);
+    for (size_t k = 0; k < known->n; k++) {
+        names[k] = known->v[k].name;
+        names[known->n + k] = known->v[k].family;
     }
-    return NULL;
+    const char *near = nearest_word(name, strlen(name), names, 2 * known->n);
+    fprintf(stderr, "smpbench: unknown allocator '%s'", name);
+    if (near)
+        fprintf(stderr, " (did you mean %s?)", near);
+    fputs("; found:", stderr);
+    for (size_t k = 0; k < known->n; k++)
+        if (!known->v[k].problem)
+            fprintf(stderr, " %s", known->v[k].name);
+    fputs(" (add one with --alloc NAME=PATH)\n", stderr);
+    free(names);
+    return 1;
 }
 
-/* Every allocator smpbench knows of, found or not, in default order. */
-static size_t known_allocs(const struct options *o, struct alloc *out)
+/* The allocators to compare, into out; returns how many problems it
+ * reported.  In the default list an allocator that cannot be used is left
+ * out, with a note for smpalloc (what the tool is for) and for a peer
+ * build that is there but unusable; one asked for (--allocs, --alloc) must
+ * be usable.  With only_explicit (--cmds with --alloc), the --alloc ones. */
+static int select_allocs(const struct options *o, int only_explicit,
+                         struct alloc_list *out)
 {
-    size_t n = 0;
-    out[n++] = (struct alloc){ xstrdup("glibc"), NULL, NULL, 0 };
-
-    char *lib = o->lib ? xstrdup(o->lib) : default_smpalloc_path();
-    out[n] = (struct alloc){ xstrdup("smpalloc"), absolute(lib), NULL, 0 };
-    out[n].problem = check_library(lib);
-    free(lib);
-    n++;
-
-    for (size_t i = 0; i < NPEERS; i++) {
-        char *p = find_peer(peers[i].soname);
-        out[n].name = xstrdup(peers[i].name);
-        out[n].path = p;
-        out[n].explicit = 0;
-        out[n].problem = p ? check_library(p) :
-            xasprintf("%s not found in /usr/lib/%s, /lib/%s, /usr/local/lib, "
-                      "/usr/lib64 or /usr/lib", peers[i].soname, MULTIARCH, MULTIARCH);
-        n++;
-    }
-    /* --alloc NAME=PATH: a known NAME (say jemalloc from /opt) takes that
-     * allocator's place; a new one goes at the end. */
-    for (size_t i = 0; i < o->nextra; i++) {
-        size_t k = 0;
-        while (k < n && strcmp(out[k].name, o->extra[i].name) != 0)
-            k++;
-        out[k] = o->extra[i];
-        out[k].problem = check_library(out[k].path);
-        out[k].path = absolute(out[k].path);
-        if (k == n)
-            n++;
-    }
-    return n;
-}
-
-/* The allocators to compare.  Ones asked for by name that cannot be used
- * stay in the list (their benchmark reports the problem); in the default
- * list, missing peers are left out quietly and a missing smpalloc with a
- * note, since it is what the tool is for. */
-static size_t select_allocs(const struct options *o, struct alloc *out)
-{
-    struct alloc known[8 + sizeof o->extra / sizeof o->extra[0]];
-    size_t nknown = known_allocs(o, known), n = 0;
-
+    struct alloc_list known;
+    known_allocs(o, &known);
+    memset(out, 0, sizeof *out);
+    int problems = 0;
     if (!o->allocs) {
-        for (size_t i = 0; i < nknown; i++) {
-            if (known[i].problem && !known[i].explicit) {
-                if (strcmp(known[i].name, "smpalloc") == 0)
+        for (size_t i = 0; i < known.n; i++) {
+            const struct alloc *a = &known.v[i];
+            if (only_explicit && !a->explicit)
+                continue;
+            if (a->problem && a->explicit) {
+                problems += cannot_use(a);
+            } else if (a->problem) {
+                if (strcmp(a->name, "smpalloc") == 0)
                     fprintf(stderr, "smpbench: note: leaving out smpalloc: %s "
                             "(build it with 'make lib' or pass --lib PATH)\n",
-                            known[i].problem);
-                continue;
+                            a->problem);
+                else if (a->path)
+                    fprintf(stderr, "smpbench: note: leaving out %s: %s\n",
+                            a->name, a->problem);
+            } else {
+                allocs_push(out, *a);
             }
-            out[n++] = known[i];
         }
-        return n;
+        return problems;
     }
     char *list = xstrdup(o->allocs), *save = NULL;
     for (char *name = strtok_r(list, ",", &save); name;
          name = strtok_r(NULL, ",", &save)) {
-        size_t i = 0;
-        while (i < nknown && strcmp(known[i].name, name) != 0)
-            i++;
-        if (i == nknown) {
-            fprintf(stderr, "smpbench: unknown allocator '%s'; known:", name);
-            for (size_t k = 0; k < nknown; k++)
-                fprintf(stderr, " %s", known[k].name);
-            fputs(" (add one with --alloc NAME=PATH)\n", stderr);
-            exit(2);
+        /* The allocator of that name when it can be used, else the
+         * usable ones of that family (a Debian peer that is missing has
+         * its family's name), else whatever is wrong with them. */
+        size_t exact = known.n, usable = 0, family = 0;
+        for (size_t i = 0; i < known.n; i++) {
+            if (strcmp(known.v[i].name, name) == 0)
+                exact = i;
+            if (strcmp(known.v[i].family, name) == 0) {
+                family++;
+                usable += !known.v[i].problem;
+            }
         }
-        out[n++] = known[i];
+        if (exact < known.n && (!known.v[exact].problem || usable == 0)) {
+            if (known.v[exact].problem)
+                problems += cannot_use(&known.v[exact]);
+            else
+                allocs_push(out, known.v[exact]);
+            continue;
+        }
+        if (family == 0) {
+            problems += unknown_alloc(&known, name);
+            continue;
+        }
+        for (size_t i = 0; i < known.n; i++) {
+            const struct alloc *a = &known.v[i];
+            if (strcmp(a->family, name) != 0 || (usable && a->problem))
+                continue;
+            if (a->problem)
+                problems += cannot_use(a);
+            else
+                allocs_push(out, *a);
+        }
     }
     free(list);
-    return n;
+    return problems;
 }
 
 /* environ without LD_PRELOAD, plus LD_PRELOAD=preload when given. */
@@ -531,19 +570,16 @@ static struct bench *new_bench(struct plan *p, char **env)
 }
 
 static void plan_command(struct plan *p, char **argv, char *cmdline,
-                         const struct alloc *allocs, size_t nallocs,
-                         int name_with_cmd)
+                         const struct alloc_list *allocs, int name_with_cmd)
 {
-    if (nallocs == 0) {     /* --cmds without allocators: as it is */
+    if (allocs->n == 0) {   /* --cmds without allocators: as it is */
         struct bench *b = new_bench(p, environ);
         b->argv = argv;
         b->cmdline = cmdline;
-        if (!argv)
-            bench_fail(b, "unbalanced quotes in the command");
         return;
     }
-    for (size_t i = 0; i < nallocs; i++) {
-        const struct alloc *a = &allocs[i];
+    for (size_t i = 0; i < allocs->n; i++) {
+        const struct alloc *a = &allocs->v[i];
         struct bench *b = new_bench(p, make_env(a->path));
         b->alloc = a->name;
         b->preload = a->path;
@@ -551,37 +587,64 @@ static void plan_command(struct plan *p, char **argv, char *cmdline,
         b->cmdline = cmdline;
         if (name_with_cmd)
             b->name = xasprintf("[%s] %s", a->name, cmdline);
-        if (!argv)
-            bench_fail(b, "unbalanced quotes in the command");
-        else if (a->problem)
-            bench_fail(b, "cannot preload %s", a->problem);
     }
 }
 
-static void plan_benchmarks(struct plan *p, const struct options *o,
-                            int argc, char **argv, int first)
+/* Build the benchmarks; returns how many problems it reported. */
+static int plan_benchmarks(struct plan *p, const struct options *o,
+                           int argc, char **argv, int first)
 {
-    struct alloc allocs[8 + sizeof o->extra / sizeof o->extra[0]];
-    size_t nallocs = 0;
-    if (!o->cmds_mode || o->allocs || o->nextra) {
-        if (o->cmds_mode && !o->allocs) {       /* only the --alloc ones */
-            size_t nknown = known_allocs(o, allocs);
-            for (size_t i = 0; i < nknown; i++)
-                if (allocs[i].explicit)
-                    allocs[nallocs++] = allocs[i];
-        } else {
-            nallocs = select_allocs(o, allocs);
-        }
-    }
+    struct alloc_list allocs = { 0 };
+    int problems = 0;
+    if (!o->cmds_mode || o->allocs || o->nextra)
+        problems += select_allocs(o, o->cmds_mode && !o->allocs, &allocs);
     if (!o->cmds_mode) {
-        plan_command(p, argv + first, join_argv(argv + first), allocs,
-                     nallocs, 0);
-        return;
+        plan_command(p, argv + first, join_argv(argv + first), &allocs, 0);
+        return problems;
     }
     int several = argc - first > 1;
-    for (int i = first; i < argc; i++)
-        plan_command(p, split_words(argv[i]), argv[i], allocs, nallocs,
-                     several && nallocs > 0);
+    for (int i = first; i < argc; i++) {
+        char **words = split_words(argv[i]);
+        if (!words) {
+            fprintf(stderr, "smpbench: unbalanced quotes in the command: %s\n", argv[i]);
+            problems++;
+            continue;
+        }
+        plan_command(p, words, argv[i], &allocs, several && allocs.n > 0);
+    }
+    return problems;
+}
+
+/* Before the first run: can every command start, every output be
+ * written?  Returns how many problems it reported. */
+static int check_inputs(const struct options *o, const struct plan *p)
+{
+    int problems = 0;
+    for (size_t i = 0; i < p->report.nbench; i++) {
+        const struct bench *b = &p->report.benches[i];
+        if (!b->argv || (i > 0 && b->argv == p->report.benches[i - 1].argv))
+            continue;       /* recorded runs; the same command again */
+        char *why = command_problem(b->argv[0]);
+        if (why) {
+            fprintf(stderr, "smpbench: cannot run '%s': %s\n", b->argv[0], why);
+            problems++;
+            free(why);
+        }
+    }
+    const char *outputs[][2] = { { "--csv", o->csv }, { "--json", o->json },
+                                 { "--svg", o->svg } };
+    for (size_t i = 0; i < 3; i++) {
+        if (!outputs[i][1])
+            continue;
+        char *why = output_problem(outputs[i][1]);
+        if (why) {
+            fprintf(stderr, "smpbench: %s %s: cannot write: %s\n",
+                    outputs[i][0], outputs[i][1], why);
+            problems++;
+            free(why);
+        }
+    }
+    return problems;
 }
 
 /* ---- running -------------------------------------------------------------- */
@@ -711,20 +774,36 @@ static int finish(const struct options *o, struct report *r)
     return status;
 }
 
+/* --list-allocs: label, tab, library. */
+static int list_allocs(const struct options *o)
+{
+    struct alloc_list allocs;
+    if (select_allocs(o, 0, &allocs))
+        return 2;
+    for (size_t i = 0; i < allocs.n; i++)
+        printf("%s\t%s\n", allocs.v[i].name, allocs.v[i].path ? allocs.v[i].path : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
     int first = parse_options(argc, argv, &o);
 
-    if (o.from_csv) {
-        struct report r;
-        if (read_csv(o.from_csv, &r) < 0)
-            return 2;
-        return finish(&o, &r);
-    }
+    if (o.list_allocs)
+        return list_allocs(&o);
 
     struct plan plan = { 0 };
-    plan_benchmarks(&plan, &o, argc, argv, first);
+    int problems = 0;
+    if (o.from_csv)
+        problems += read_csv(o.from_csv, &plan.report) < 0;
+    else
+        problems += plan_benchmarks(&plan, &o, argc, argv, first);
+    problems += check_inputs(&o, &plan);
+    if (problems)
+        return 2;
+    if (o.from_csv)
+        return finish(&o, &plan.report);
 
     struct runner rn = { .o = &o, .plan = &plan, .have_hw = !o.sw_only };
     if (rn.have_hw) {

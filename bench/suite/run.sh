@@ -246,15 +246,18 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
 
     printf "\nMedian wall time and peak RSS relative to %s (lower is better)\n", base
     printf "smpbench %s per workload; suite ran in %ds\n\n", sched, elapsed
+    # a column per allocator, as wide as its label (mimalloc-2.4.1) needs
     cw = 13
+    for (j = 2; j <= na; j++) if (length(al[j]) > cw) cw = length(al[j])
+    dashes = sprintf("%" cw "s", ""); gsub(/ /, "-", dashes)
     printf "%-14s %10s %10s", "workload", base " wall", base " RSS"
     for (j = 2; j <= na; j++) printf " | %-" cw "s", al[j]
     printf "\n%-14s %10s %10s", "", "", ""
-    for (j = 2; j <= na; j++) printf " | %6s %6s", "wall", "RSS"
+    for (j = 2; j <= na; j++) printf " | %-" cw "s", sprintf("%6s %6s", "wall", "RSS")
     printf "\n"
     line = sprintf("%-14s %10s %10s", "", "", "")
     gsub(/./, "-", line); printf "%s", line
-    for (j = 2; j <= na; j++) printf "-+-%s", substr("----------------------", 1, cw)
+    for (j = 2; j <= na; j++) printf "-+-%s", dashes
     printf "\n"
     nflag = 0
     for (i = 1; i <= nw; i++) {
@@ -283,7 +286,7 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
                 fmt_time(wall[w, bestn]), rw[w, a] / best)
             }
           }
-          printf " | %5s%s %6s", ratio(rw[w, a]), mark, ratio(rr[w, a])
+          printf " | %-" cw "s", sprintf("%5s%s %6s", ratio(rw[w, a]), mark, ratio(rr[w, a]))
         } else if (((w, a) in ok) && !ok[w, a]) {
           printf " | %-" cw "s", "FAILED"
           flag[++nflag] = sprintf("%s: FAILED under %s (%s)", w, a, why[w, a])
@@ -292,11 +295,11 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
       printf "\n"
     }
     printf "%s", line
-    for (j = 2; j <= na; j++) printf "-+-%s", substr("----------------------", 1, cw)
+    for (j = 2; j <= na; j++) printf "-+-%s", dashes
     printf "\n%-14s %10s %10s", "geomean", "", ""
     for (j = 2; j <= na; j++) {
       a = al[j]
-      if (gn[a] > 0) printf " | %5s  %6s", ratio(gw[a]), ratio(gr[a])
+      if (gn[a] > 0) printf " | %-" cw "s", sprintf("%5s  %6s", ratio(gw[a]), ratio(gr[a]))
       else printf " | %-" cw "s", "-"
     }
     printf "\n"
@@ -316,7 +319,7 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
     left = 90; W = left + ng * gwid + 30
     if (W < 780) W = 780
     ph = 230; top1 = 112; top2 = top1 + ph + 150; H = top2 + ph + 150
-    split("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2", col, " ")
+    split("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf", col, " ")
     lo = log(0.1); hi = log(10)
     printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W, H, W, H > svg
     printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n" > svg
@@ -376,12 +379,9 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
 # ---- one -v run of the memory workloads under each allocator ----------------
 if [ "$REPORTS" -eq 1 ]; then
   # the allocators and their preloads, as smpbench finds them
-  declare -A PRE=([glibc]="" [smpalloc]="$BUILD/libsmpalloc.so")
-  for pair in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
-    for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/local/lib /usr/lib64 /usr/lib; do
-      if [ -e "$d/${pair#*:}" ]; then PRE[${pair%%:*}]=$d/${pair#*:}; break; fi
-    done
-  done
+  declare -A PRE=()
+  while IFS=$'\t' read -r a path; do PRE[$a]=$path; done \
+    < <("$SMPBENCH" --list-allocs ${ALLOCS:+--allocs "$ALLOCS"} 2>/dev/null)
   mapfile -t allocs < <(awk -F'\t' '$2 != "*" && !s[$2]++ { print $2 }' "$DATA")
   printed=0
   for w in "${WORKLOADS[@]}"; do
@@ -397,7 +397,7 @@ if [ "$REPORTS" -eq 1 ]; then
       out=$(LD_PRELOAD=${PRE[$a]} timeout 60 "$BUILD/suite/$prog" -v $args 2>&1)
       rc=$?
       [ "$rc" -ne 0 ] && out="FAILED (exit $rc): $out"
-      printf '  %-9s %s\n' "$a" "${out#"$prog: "}"
+      printf '  %-14s %s\n' "$a" "${out#"$prog: "}"
     done
   done
 fi
