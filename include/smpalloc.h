@@ -154,6 +154,8 @@ size_t smp_collect(void);
 typedef struct {
   size_t bytes_in_use;      /* bytes in blocks handed out (block sizes) */
   size_t bytes_mapped;      /* bytes of address space mapped from the kernel */
+  size_t bytes_metadata;    /* ... of which metadata: the page map, descriptors,
+                               bitmaps, thread caches (guarded, never unmapped) */
   size_t bytes_resident;    /* mapped minus returned: what smpalloc may hold in RAM */
   size_t bytes_returned;    /* total bytes given back to the kernel so far */
   size_t slabs;             /* slabs in use by a size class */

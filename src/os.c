@@ -33,13 +33,14 @@ static bool os_fault(void) {
 static inline bool os_fault(void) { return false; }
 #endif
 
-static _Atomic size_t os_mapped, os_returned;
+static _Atomic size_t os_mapped, os_returned, os_guarded;
 
 static void count(_Atomic size_t *c, size_t bytes) {
   atomic_fetch_add_explicit(c, bytes, memory_order_relaxed);
 }
 
-void os_counters(size_t *mapped, size_t *returned) {
+void os_counters(size_t *mapped, size_t *returned, size_t *guarded) {
+  *guarded = atomic_load_explicit(&os_guarded, memory_order_relaxed);
   *mapped = atomic_load_explicit(&os_mapped, memory_order_relaxed);
   *returned = atomic_load_explicit(&os_returned, memory_order_relaxed);
 }
@@ -110,6 +111,7 @@ void *os_map_guarded(size_t size) {
   errno = saved;
   if (raw == NULL) return NULL;
   count(&os_mapped, size);
+  count(&os_guarded, size);
   return raw + page;
 }
 
@@ -118,6 +120,7 @@ void os_unmap_guarded(void *p, size_t size) {
   size_t page = os_page_size();
   munmap((char *)p - page, size + 2 * page);
   atomic_fetch_sub_explicit(&os_mapped, size, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&os_guarded, size, memory_order_relaxed);
   errno = saved;
 }
 

@@ -46,9 +46,10 @@ SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
 SMP_HIDDEN void os_populate(void *p, size_t size);
 /* Return the pages of [p, p+size) to the kernel; they read as zero after. */
 SMP_HIDDEN void os_decommit(void *p, size_t size);
-/* Bytes mapped now (os_map, os_map_guarded, resizes) and bytes returned to
- * the kernel so far (unmapped or decommitted). */
-SMP_HIDDEN void os_counters(size_t *mapped, size_t *returned);
+/* Bytes mapped now (os_map, os_map_guarded, resizes), bytes returned to the
+ * kernel so far (unmapped or decommitted), and of the mapped bytes those of
+ * os_map_guarded (metadata). */
+SMP_HIDDEN void os_counters(size_t *mapped, size_t *returned, size_t *guarded);
 
 /* A millisecond clock (coarse, monotonic; no kernel entry: vDSO). */
 SMP_HIDDEN uint32_t os_now_ms(void);

@@ -49,7 +49,7 @@ SMP_API int smp_stats_get(smp_stats_t *st) {
   st->slabs_free = dirty + clean;
   large_counters(&st->large_blocks, &st->large_bytes);
   st->bytes_in_use += st->large_bytes;
-  os_counters(&st->bytes_mapped, &returned);
+  os_counters(&st->bytes_mapped, &returned, &st->bytes_metadata);
   st->bytes_resident = st->bytes_mapped - clean * SMP_SLAB_SIZE;
   st->bytes_returned = returned;
   st->slots = slot_count();
@@ -94,7 +94,7 @@ SMP_API void smp_stats_print(int fd) {
   program_name(name);
   OUT("smpalloc statistics: %s (pid %ld)\n", name, (long)getpid());
   OUT("  in use       %12zu bytes\n", st.bytes_in_use);
-  OUT("  mapped       %12zu bytes\n", st.bytes_mapped);
+  OUT("  mapped       %12zu bytes (%zu of them metadata)\n", st.bytes_mapped, st.bytes_metadata);
   OUT("  resident     %12zu bytes (at most)\n", st.bytes_resident);
   OUT("  returned     %12zu bytes (to the kernel, in total)\n", st.bytes_returned);
   OUT("  slabs        %12zu in use, %zu empty\n", st.slabs, st.slabs_free);

@@ -1,7 +1,7 @@
 /*
  * large_runs: where blocks above the slab classes (32 KiB) come from, as
  * smpalloc(3) and the README say, seen through smp_stats_get's
- * bytes_mapped (the smp_* names: always smpalloc):
+ * bytes_mapped less bytes_metadata (the smp_* names: always smpalloc):
  *
  *   - up to 1 MiB a block is a run of 64 KiB granules carved from 4 MiB
  *     chunks: 20 blocks of 192 KiB, then one of exactly 1 MiB, make the
@@ -24,7 +24,7 @@ static size_t mapped(void)
 {
     smp_stats_t st;
     smp_stats_get(&st);
-    return st.bytes_mapped;
+    return st.bytes_mapped - st.bytes_metadata; /* user memory */
 }
 
 int main(void)
