@@ -69,3 +69,16 @@ suite-bins: $(SUITE_BINS) $(BUILD)/suite/badmalloc.so
 
 bench-suite: lib $(BUILD)/smpbench $(SUITE_BINS)
 	@bash bench/suite/run.sh --build $(BUILD) $(if $(SVG),--svg $(SVG)) $(SUITE_ARGS)
+
+# The fast path: instructions per malloc/free pair on mixed sizes, under
+# callgrind, for smpalloc and every allocator smpbench finds (bench/fastpath.c,
+# bench/fastpath.sh; needs valgrind).
+BENCH_BINS += $(BUILD)/fastpath
+
+$(BUILD)/fastpath: bench/fastpath.c bench/bench.mk
+	@mkdir -p $(BUILD)
+	$(CC) $(SEED_CFLAGS) $(CFLAGS) -o $@ $<
+
+.PHONY: bench-fastpath
+bench-fastpath: $(LIB_SO) $(BUILD)/smpbench $(BUILD)/fastpath
+	@bash bench/fastpath.sh --build $(BUILD)
