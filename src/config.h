@@ -141,9 +141,10 @@
 #endif
 
 /* Neighbouring slabs merged into one madvise per purge batch: at most this
- * many ranges are picked under the pool lock at a time. */
+ * many ranges are picked under the pool lock at a time (an array on the
+ * stack of the thread that purges: 512 bytes). */
 #ifndef SMP_PURGE_RANGES
-#define SMP_PURGE_RANGES 128u
+#define SMP_PURGE_RANGES 32u
 #endif
 
 /* Checked mode fills a freed block with a pattern up to this many bytes

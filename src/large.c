@@ -122,41 +122,55 @@ static size_t large_cache_budget(void) {
   return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
 }
 
-/* Keep the mapping for reuse; false if it is not cacheable. */
+/* Mappings leave the cache (oldest first) in batches of this many, unmapped
+ * outside the lock: a small array, so no large stack frame. */
+#define EVICT_BATCH 16
+
+/* Keep the mapping for reuse, making room first; false if it is not
+ * cacheable. */
 static bool large_cache_put(uintptr_t addr, size_t size) {
   size_t budget = large_cache_budget();
   if (size > SMP_LARGE_CACHE_MAX || size > budget) return false;
-  large_cached_t victims[SMP_LARGE_CACHE_ENTRIES];
-  unsigned nv = 0;
-  lock_take(&cache_lock);
-  while (cache_n > 0 && (cache_n == SMP_LARGE_CACHE_ENTRIES || cache_bytes + size > budget)) {
-    victims[nv++] = cache[0];
-    large_cache_remove(0);
+  large_cached_t victims[EVICT_BATCH];
+  for (;;) {
+    unsigned nv = 0;
+    lock_take(&cache_lock);
+    while (nv < EVICT_BATCH && cache_n > 0 &&
+           (cache_n == SMP_LARGE_CACHE_ENTRIES || cache_bytes + size > budget)) {
+      victims[nv++] = cache[0];
+      large_cache_remove(0);
+    }
+    bool fits = cache_n < SMP_LARGE_CACHE_ENTRIES && cache_bytes + size <= budget;
+    if (fits) {
+      cache[cache_n++] = (large_cached_t){addr, size, os_now_ms()};
+      cache_bytes += size;
+      atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+      atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
+    }
+    lock_drop(&cache_lock);
+    large_cache_unmap(victims, nv);
+    if (fits) return true;
   }
-  cache[cache_n++] = (large_cached_t){addr, size, os_now_ms()};
-  cache_bytes += size;
-  atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
-  atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
-  lock_drop(&cache_lock);
-  large_cache_unmap(victims, nv);
-  return true;
 }
 
 size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
-  if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) return 0;
-  if (!all && (uint32_t)(now - atomic_load_explicit(&cache_oldest, memory_order_relaxed)) < delay)
-    return 0;
-  large_cached_t victims[SMP_LARGE_CACHE_ENTRIES];
-  unsigned nv = 0;
   size_t bytes = 0;
-  lock_take(&cache_lock);
-  while (cache_n > 0 && (all || (uint32_t)(now - cache[0].stamp) >= delay)) {
-    bytes += cache[0].size;
-    victims[nv++] = cache[0];
-    large_cache_remove(0);
-  }
-  lock_drop(&cache_lock);
-  large_cache_unmap(victims, nv);
+  large_cached_t victims[EVICT_BATCH];
+  unsigned nv;
+  do {
+    if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) break;
+    if (!all && (uint32_t)(now - atomic_load_explicit(&cache_oldest, memory_order_relaxed)) < delay)
+      break;
+    nv = 0;
+    lock_take(&cache_lock);
+    while (nv < EVICT_BATCH && cache_n > 0 && (all || (uint32_t)(now - cache[0].stamp) >= delay)) {
+      bytes += cache[0].size;
+      victims[nv++] = cache[0];
+      large_cache_remove(0);
+    }
+    lock_drop(&cache_lock);
+    large_cache_unmap(victims, nv);
+  } while (nv == EVICT_BATCH);
   return bytes;
 }
 

@@ -25,30 +25,23 @@ static unsigned tcache_max(unsigned c) {
   return n < 2 ? 2 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
 }
 
-/* Room for every bin's arrays as it doubles up to its limit (the arrays it
- * outgrows are not reused: less than three times the limit in all). */
+/* Room for every bin's array at its limit. */
 static size_t tcache_room(void) {
   size_t n = 0;
-  for (unsigned c = 0; c < SMP_NCLASS; c++) n += 3u * tcache_max(c);
+  for (unsigned c = 0; c < SMP_NCLASS; c++) n += tcache_max(c);
   return n;
 }
 
-/* Carve an array of n slots from the room; NULL if it is used up. */
-static void **tcache_carve(tcache_t *tc, uint32_t n) {
-  if ((size_t)(tc->room_end - tc->room) < n) return NULL;
-  void **a = tc->room;
-  tc->room += n;
-  return a;
-}
-
+/* Every bin empty, with an array of no room: the arrays lie in the room in
+ * class order, back to back (bin c's at space + the limits of the bins
+ * before it), and grow in place (tcache_grow). */
 static void tcache_reset(tcache_t *tc, size_t room) {
   tc->room = tc->space;
   tc->room_end = tc->space + room;
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    unsigned max = tcache_max(c), start = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
     tc->bins[c].count = 0;
-    tc->bins[c].slot = start ? tcache_carve(tc, start) : NULL;
-    tc->bins[c].limit = tc->bins[c].slot ? start : 0;
+    tc->bins[c].limit = 0;
+    tc->bins[c].slot = tc->space;
   }
   tc->nremote = 0;
 }
@@ -78,14 +71,20 @@ tcache_t *tcache_create(void) {
 }
 
 /* A bin that misses or overflows is busy: let it hold more (doubling, up to
- * its class's limit), in a bigger array carved from the room. */
+ * its class's limit; a bin with no room yet gets SMP_TCACHE_START).  Its
+ * array grows in place: the arrays of the bins after it move up.  So the
+ * room a thread touches is the sum of its bins' limits, packed: a thread
+ * that uses a few classes touches a page or two, however many threads
+ * there are. */
 static void tcache_grow(tcache_t *tc, tcache_bin_t *b, unsigned c) {
   unsigned max = tcache_max(c), want = b->limit * 2 < max ? b->limit * 2 : max;
-  if (want <= b->limit) return;
-  void **a = tcache_carve(tc, want);
-  if (a == NULL) return;
-  memcpy(a, b->slot, b->count * sizeof *a);
-  b->slot = a;
+  if (b->limit == 0) want = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
+  size_t delta = want > b->limit ? want - b->limit : 0;
+  if (delta == 0 || (size_t)(tc->room_end - tc->room) < delta) return;
+  void **after = b->slot + b->limit;
+  memmove(after + delta, after, (size_t)(tc->room - after) * sizeof *after);
+  for (unsigned j = c + 1; j < SMP_NCLASS; j++) tc->bins[j].slot += delta;
+  tc->room += delta;
   b->limit = want;
 }
 
@@ -129,7 +128,8 @@ void *tcache_alloc_slow(unsigned c) {
   tcache_t *tc = tcache_self;
   void *v[SMP_TCACHE_COUNT];
   tcache_bin_t *b = &tc->bins[c];
-  if (b->limit == 0) { /* not cached: no cache, or checked mode */
+  if (b->limit == 0 && (tcache_grow(tc, b, c), b->limit == 0)) {
+    /* not cached: no cache, checked mode, a big class */
     unsigned slot = tc->slot;
     if (slot_take(c, 1, v, &slot) == 0) return NULL;
     if (tc != &tcache_none && tc != &tcache_gone) tc->slot = slot;
@@ -149,7 +149,8 @@ void *tcache_alloc_slow(unsigned c) {
 void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
   tcache_t *tc = tcache_self;
   tcache_bin_t *b = &tc->bins[c];
-  if (b->limit == 0) { /* not cached: to its slab at once */
+  if (b->limit == 0 && (tcache_grow(tc, b, c), b->limit == 0)) {
+    /* not cached: to its slab at once */
     slot_give(&p, 1, who);
     return;
   }

@@ -8,7 +8,8 @@
  * slabs (one lock per owning slot met).  A bin's limit starts at
  * SMP_TCACHE_START and doubles each time it misses or overflows, up to its
  * class's limit (about SMP_TCACHE_BYTES, at most SMP_TCACHE_COUNT blocks);
- * its array is carved from the cache's room as it grows, so a thread that
+ * its array takes room in the cache when the class is first used and as it
+ * grows, packed, so a thread that
  * allocates little holds little, however many threads there are.
  *
  * The arrays hold pointers: nothing is linked through free blocks, so a
@@ -36,7 +37,8 @@
 
 typedef struct {
   uint32_t count;  /* blocks in slot[0 .. count), newest on top */
-  uint32_t limit;  /* room now; 0: not cached (tcache_none, checked mode) */
+  uint32_t limit;  /* room now; 0: no array yet, or not cached (tcache_none,
+                      checked mode, classes past SMP_TCACHE_MAX) */
   void **slot;
 } tcache_bin_t;
 
@@ -45,9 +47,11 @@ typedef struct tcache_s {
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
   uint32_t nremote;
   void *remote[SMP_REMOTE_BATCH];
-  void **room, **room_end; /* uncarved space for the bins' arrays */
+  void **room, **room_end; /* the part of space the arrays do not use */
   struct tcache_s *next_free;
-  void *space[];          /* the room */
+  void *space[];          /* the room, right after the header: a thread
+                             touches the header and its bins' arrays,
+                             packed (a page or two) */
 } tcache_t;
 
 SMP_HIDDEN extern __thread tcache_t *tcache_self;
