@@ -71,6 +71,7 @@ include mk/install.mk
 include tests/trust.mk
 -include tests/trust/harden.mk
 -include tests/tools/newcomer.mk
+-include tests/mem/large_reuse.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

@@ -14,11 +14,14 @@
 #define LARGE_LIMIT ((size_t)1 << 46) /* no block beyond 64 TiB */
 
 static _Atomic size_t n_blocks, n_bytes;
+static _Atomic size_t n_peak; /* most of n_bytes since the cache last aged out */
 
 static void large_count(size_t bytes, int sign) {
   if (sign > 0) {
     atomic_fetch_add_explicit(&n_blocks, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
+    size_t now = atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed) + bytes;
+    if (now > atomic_load_explicit(&n_peak, memory_order_relaxed))
+      atomic_store_explicit(&n_peak, now, memory_order_relaxed); /* racy: a hint */
   } else {
     atomic_fetch_sub_explicit(&n_blocks, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&n_bytes, bytes, memory_order_relaxed);
@@ -86,25 +89,67 @@ static void large_cache_remove(unsigned i) {
   if (cache_n) atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
 }
 
-/* The smallest cached mapping of at least size bytes, or {0}.  One more
- * than a quarter too long loses its tail (unmapped here, outside the lock):
- * its pages already faulted in are what a reuse saves. */
+/* Put a mapping back in the cache without eviction (its bytes were in the
+ * cache a moment ago); false if the cache has no entry free. */
+static bool large_cache_return(large_cached_t e) {
+  lock_take(&cache_lock);
+  bool ok = cache_n < SMP_LARGE_CACHE_ENTRIES;
+  if (ok) {
+    cache[cache_n++] = e;
+    cache_bytes += e.size;
+    atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+    atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
+  }
+  lock_drop(&cache_lock);
+  return ok;
+}
+
+/* A cached mapping made to hold a block of exactly size bytes, or {0}:
+ *   - the smallest cached one of at least size bytes; one more than a
+ *     quarter too long is split, and its tail stays cached as a mapping of
+ *     its own (its pages stay resident for the next request);
+ *   - else the longest shorter one, grown by moving its pages into a fresh
+ *     mapping of size bytes (mremap: no copy), so only the new part faults.
+ * Either way the pages a reuse saves are the ones already faulted in; the
+ * system calls are made outside the lock. */
 static large_cached_t large_cache_take(size_t size) {
   large_cached_t got = {0, 0, 0};
   if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) return got;
   lock_take(&cache_lock);
-  unsigned best = SMP_LARGE_CACHE_ENTRIES;
-  for (unsigned i = 0; i < cache_n; i++)
-    if (cache[i].size >= size && (best == SMP_LARGE_CACHE_ENTRIES || cache[i].size < cache[best].size))
-      best = i;
+  unsigned best = SMP_LARGE_CACHE_ENTRIES, below = SMP_LARGE_CACHE_ENTRIES;
+  for (unsigned i = 0; i < cache_n; i++) {
+    if (cache[i].size >= size) {
+      if (best == SMP_LARGE_CACHE_ENTRIES || cache[i].size < cache[best].size) best = i;
+    } else if (below == SMP_LARGE_CACHE_ENTRIES || cache[i].size > cache[below].size) {
+      below = i;
+    }
+  }
+  if (best == SMP_LARGE_CACHE_ENTRIES) best = below;
   if (best != SMP_LARGE_CACHE_ENTRIES) {
     got = cache[best];
     large_cache_remove(best);
   }
   lock_drop(&cache_lock);
-  if (got.addr != 0 && got.size - size > size / 4) {
-    os_unmap((void *)(got.addr + size), got.size - size);
-    got.size = size;
+  if (got.addr == 0) return got;
+  if (got.size > size) {
+    if (got.size - size > size / 4) {
+      large_cached_t tail = {got.addr + size, got.size - size, got.stamp};
+      if (!large_cache_return(tail)) os_unmap((void *)tail.addr, tail.size);
+      got.size = size;
+    }
+    return got;
+  }
+  if (got.size < size) {
+    void *q = os_map(size, GRANULE);
+    if (q != NULL && pagemap_reserve((uintptr_t)q, size) &&
+        os_move((void *)got.addr, got.size, size, q)) {
+      got.addr = (uintptr_t)q;
+      got.size = size;
+      return got;
+    }
+    if (q != NULL) os_unmap(q, size);
+    if (!large_cache_return(got)) os_unmap((void *)got.addr, got.size);
+    got.addr = 0;
   }
   return got;
 }
@@ -113,12 +158,17 @@ static void large_cache_unmap(const large_cached_t *v, unsigned n) {
   for (unsigned i = 0; i < n; i++) os_unmap((void *)v[i].addr, v[i].size);
 }
 
-/* How many bytes the cache may hold: the purge threshold, or a quarter of
- * the large memory in use if more, never past SMP_LARGE_CACHE_BYTES. */
+/* How many bytes the cache may hold: the purge threshold, a quarter of the
+ * large memory in use, or - unless SMPALLOC_PURGE_THRESHOLD was set - the
+ * headroom below its recent peak (a program that frees a big block to
+ * allocate another keeps the pages), whichever is most, never past
+ * SMP_LARGE_CACHE_BYTES. */
 static size_t large_cache_budget(void) {
-  size_t quarter = atomic_load_explicit(&n_bytes, memory_order_relaxed) / 4;
+  size_t in = atomic_load_explicit(&n_bytes, memory_order_relaxed);
+  size_t pk = atomic_load_explicit(&n_peak, memory_order_relaxed);
   size_t b = smp_opt.purge_threshold;
-  if (quarter > b) b = quarter;
+  if (in / 4 > b) b = in / 4;
+  if (smp_opt.purge_peak && pk > in && pk - in > b) b = pk - in;
   return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
 }
 
@@ -171,6 +221,11 @@ size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
     lock_drop(&cache_lock);
     large_cache_unmap(victims, nv);
   } while (nv == EVICT_BATCH);
+  /* What waited the delay unused: the headroom below the peak is not
+   * needed; count the peak from here. */
+  if (bytes)
+    atomic_store_explicit(&n_peak, atomic_load_explicit(&n_bytes, memory_order_relaxed),
+                          memory_order_relaxed);
   return bytes;
 }
 
