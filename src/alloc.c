@@ -127,8 +127,8 @@ SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
 /* A block of class c, or NULL (ENOMEM): pop the thread's cache, and clear
  * the free key of the block handed out. */
 static inline void *small_alloc(unsigned c) {
-  void *p = tcache_pop(c);
-  if (likely(p != NULL)) {
+  void *p;
+  if (likely(tcache_pop(c, &p))) {
     *(uint64_t *)p = 0;
     return p;
   }

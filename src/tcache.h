@@ -56,13 +56,15 @@ typedef struct tcache_s {
 
 SMP_HIDDEN extern __thread tcache_t *tcache_self;
 
-/* Pop a block of class c from the thread's cache, or NULL when empty. */
-static inline void *tcache_pop(unsigned c) {
+/* Pop a block of class c from the thread's cache into *out; false when
+ * the cache is empty. */
+static inline bool tcache_pop(unsigned c, void **out) {
   tcache_bin_t *b = &tcache_self->bins[c];
   uint32_t n = b->count;
-  if (unlikely(n == 0)) return NULL;
+  if (unlikely(n == 0)) return false;
   b->count = --n;
-  return b->slot[n];
+  *out = b->slot[n];
+  return true;
 }
 /* Push the block p of class c, whose slab slot `owner` owns: false when it
  * does not go here (another slot's, or the array is full). */
