@@ -61,7 +61,7 @@ include tests/tests.mk
 include tools/tools.mk
 include bench/bench.mk
 include mk/install.mk
-include tests/trust.mk
+include tests/trust/trust.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

@@ -31,68 +31,68 @@ TEST_BINS += $(TEST_DIR)/api $(TEST_DIR)/api_prefix $(TEST_DIR)/api_static \
 test-bins: $(TEST_BINS)
 
 # --- plain names, dynamic (glibc or LD_PRELOAD) ---------------------------
-$(TEST_DIR)/api: tests/api.c tests/check.h include/smpalloc.h
+$(TEST_DIR)/api: tests/api/api.c tests/api/check.h include/smpalloc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/api.c -ldl
+	$(CC) $(TEST_CFLAGS) -o $@ tests/api/api.c -ldl
 
-$(TEST_DIR)/stress: tests/stress.c
+$(TEST_DIR)/stress: tests/api/stress.c
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/stress.c -lpthread -ldl
+	$(CC) $(TEST_CFLAGS) -o $@ tests/api/stress.c -lpthread -ldl
 
-$(TEST_DIR)/oom_alloc: tests/oom_alloc.c
+$(TEST_DIR)/oom_alloc: tests/trust/oom_alloc.c
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/oom_alloc.c
+	$(CC) $(TEST_CFLAGS) -o $@ tests/trust/oom_alloc.c
 
-$(TEST_DIR)/stress_lifecycle: tests/stress_lifecycle.c
+$(TEST_DIR)/stress_lifecycle: tests/api/stress_lifecycle.c
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/stress_lifecycle.c -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ tests/api/stress_lifecycle.c -lpthread
 
-$(TEST_DIR)/badfree_prog: tests/badfree_prog.c
+$(TEST_DIR)/badfree_prog: tests/trust/badfree_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/badfree_prog.c
+	$(CC) $(TEST_CFLAGS) -o $@ tests/trust/badfree_prog.c
 
 # --- static link with the library archive ---------------------------------
-$(TEST_DIR)/api_static: tests/api.c tests/check.h include/smpalloc.h $(LIB_A)
+$(TEST_DIR)/api_static: tests/api/api.c tests/api/check.h include/smpalloc.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/api.c $(LIB_A) -lpthread -ldl
+	$(CC) $(TEST_CFLAGS) -o $@ tests/api/api.c $(LIB_A) -lpthread -ldl
 
-$(TEST_DIR)/static_prove: tests/static_prove.c include/smpalloc.h $(LIB_A)
+$(TEST_DIR)/static_prove: tests/api/static_prove.c include/smpalloc.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/static_prove.c $(LIB_A) -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ tests/api/static_prove.c $(LIB_A) -lpthread
 
-$(TEST_DIR)/oom_alloc_static: tests/oom_alloc.c $(LIB_A)
+$(TEST_DIR)/oom_alloc_static: tests/trust/oom_alloc.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/oom_alloc.c $(LIB_A) -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ tests/trust/oom_alloc.c $(LIB_A) -lpthread
 
-$(TEST_DIR)/stress_lifecycle_static: tests/stress_lifecycle.c $(LIB_A)
+$(TEST_DIR)/stress_lifecycle_static: tests/api/stress_lifecycle.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/stress_lifecycle.c $(LIB_A) -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ tests/api/stress_lifecycle.c $(LIB_A) -lpthread
 
-$(TEST_DIR)/badfree_prog_static: tests/badfree_prog.c $(LIB_A)
+$(TEST_DIR)/badfree_prog_static: tests/trust/badfree_prog.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/badfree_prog.c $(LIB_A) -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ tests/trust/badfree_prog.c $(LIB_A) -lpthread
 
 # --- smp_* names compiled with the allocator sources ----------------------
-$(TEST_DIR)/api_prefix: tests/api.c tests/check.h $(CORE_DEPS)
+$(TEST_DIR)/api_prefix: tests/api/api.c tests/api/check.h $(CORE_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SMP_CFLAGS) -O2 -g -DAPI_PREFIX -o $@ tests/api.c $(CORE_SRCS) -lpthread -ldl
+	$(CC) $(SMP_CFLAGS) -O2 -g -DAPI_PREFIX -o $@ tests/api/api.c $(CORE_SRCS) -lpthread -ldl
 
-$(TEST_DIR)/stress_prefix: tests/stress.c $(CORE_DEPS)
+$(TEST_DIR)/stress_prefix: tests/api/stress.c $(CORE_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SMP_CFLAGS) -O2 -g -DAPI_PREFIX -o $@ tests/stress.c $(CORE_SRCS) -lpthread -ldl
+	$(CC) $(SMP_CFLAGS) -O2 -g -DAPI_PREFIX -o $@ tests/api/stress.c $(CORE_SRCS) -lpthread -ldl
 
-$(TEST_DIR)/api_tsan: tests/api.c tests/check.h $(CORE_DEPS)
+$(TEST_DIR)/api_tsan: tests/api/api.c tests/api/check.h $(CORE_DEPS)
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(SMP_CFLAGS) $(TSAN_FLAGS) -DAPI_PREFIX -o $@ tests/api.c $(CORE_SRCS) -lpthread -ldl
+	$(SAN_CC) $(SMP_CFLAGS) $(TSAN_FLAGS) -DAPI_PREFIX -o $@ tests/api/api.c $(CORE_SRCS) -lpthread -ldl
 
-$(TEST_DIR)/stress_tsan: tests/stress.c $(CORE_DEPS)
+$(TEST_DIR)/stress_tsan: tests/api/stress.c $(CORE_DEPS)
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(SMP_CFLAGS) $(TSAN_FLAGS) -DAPI_PREFIX -o $@ tests/stress.c $(CORE_SRCS) -lpthread -ldl
+	$(SAN_CC) $(SMP_CFLAGS) $(TSAN_FLAGS) -DAPI_PREFIX -o $@ tests/api/stress.c $(CORE_SRCS) -lpthread -ldl
 
-$(TEST_DIR)/api_ubsan: tests/api.c tests/check.h $(CORE_DEPS)
+$(TEST_DIR)/api_ubsan: tests/api/api.c tests/api/check.h $(CORE_DEPS)
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(SMP_CFLAGS) $(UBSAN_FLAGS) -DAPI_PREFIX -o $@ tests/api.c $(CORE_SRCS) -lpthread -ldl
+	$(SAN_CC) $(SMP_CFLAGS) $(UBSAN_FLAGS) -DAPI_PREFIX -o $@ tests/api/api.c $(CORE_SRCS) -lpthread -ldl
 
-$(TEST_DIR)/stress_ubsan: tests/stress.c $(CORE_DEPS)
+$(TEST_DIR)/stress_ubsan: tests/api/stress.c $(CORE_DEPS)
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(SMP_CFLAGS) $(UBSAN_FLAGS) -DAPI_PREFIX -o $@ tests/stress.c $(CORE_SRCS) -lpthread -ldl
+	$(SAN_CC) $(SMP_CFLAGS) $(UBSAN_FLAGS) -DAPI_PREFIX -o $@ tests/api/stress.c $(CORE_SRCS) -lpthread -ldl

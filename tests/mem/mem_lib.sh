@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# mem_lib.sh: the setup the tests/mem/t_mem_*.sh scripts share; each sources it
+# and calls mem_setup with the name of its program (not a test by itself:
+# tests/run.sh runs only t_*.sh).
+#
+#   . "$(dirname "$0")/mem_lib.sh" || exit 2
+#   mem_setup mem_fork
+#
+# mem_setup NAME: goes to the repository root ($SMP_ROOT, else the script's
+# grandparent folder; exit 2 if it cannot), unsets every SMPALLOC_* variable and
+# LD_PRELOAD, sets LIB to build/libsmpalloc.so (exit 1 if it is missing) and
+# BIN to build/tests/NAME, and builds BIN from tests/mem/NAME.c (exit 1 if that
+# fails).
+mem_setup() {
+  cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+  local v
+  for v in $(compgen -v SMPALLOC_); do unset "$v"; done
+  unset LD_PRELOAD
+  LIB=$(pwd -P)/build/libsmpalloc.so
+  [ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
+  mkdir -p build/tests
+  BIN=build/tests/$1
+  gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -fno-builtin-malloc -fno-builtin-free \
+    -o "$BIN" "tests/mem/$1.c" || { echo "FAIL: cannot build $BIN"; exit 1; }
+}
