@@ -57,11 +57,10 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-include tests/tests.mk
 include tools/tools.mk
 include bench/bench.mk
 include mk/install.mk
-include tests/trust/trust.mk
+include tests/tests.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

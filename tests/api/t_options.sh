@@ -30,16 +30,13 @@ ok() { echo "ok: $*"; }
 
 LIB=$(pwd -P)/build/libsmpalloc.so
 if [ ! -f "$LIB" ]; then echo "FAIL: $LIB is missing (make lib)"; exit 1; fi
+PROG=build/tests/opt_prog
+for f in "$PROG" "${PROG}_static"; do
+  [ -x "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }
+done
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 ulimit -c 0
-
-CFLAGS_T="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude -fno-builtin-malloc -fno-builtin-free"
-# shellcheck disable=SC2086
-gcc $CFLAGS_T -o "$tmp/opt_prog" tests/api/opt_prog.c -ldl || { echo "FAIL: cannot build opt_prog"; exit 1; }
-# shellcheck disable=SC2086
-gcc $CFLAGS_T -o "$tmp/opt_prog_static" tests/api/opt_prog.c build/libsmpalloc.a -lpthread -ldl \
-  || fail "cannot link opt_prog with build/libsmpalloc.a"
 
 MARKS=$'main-start\nmain-done'
 # run [VAR=VALUE...] -- MODE: opt_prog MODE under the preload (only opt_prog:
@@ -56,8 +53,8 @@ run_prog() {
   OUT=$(cat "$tmp/out")
   ERR=$(cat "$tmp/err")
 }
-run() { run_prog "$tmp/opt_prog" "$LIB" "$@"; }
-srun() { run_prog "$tmp/opt_prog_static" "" "$@"; }
+run() { run_prog "$PROG" "$LIB" "$@"; }
+srun() { run_prog "${PROG}_static" "" "$@"; }
 show() { echo "  exit $RC, stdout:"; sed 's/^/  | /' <<<"$OUT" | head -n 5
          echo "  stderr:"; sed 's/^/  | /' <<<"$ERR" | head -n 20; }
 # The program ran normally and wrote nothing but its own markers.
@@ -120,7 +117,7 @@ done
 # Without the option the slot count follows the CPUs the process may use:
 # started under taskset with one CPU, one slot.
 if command -v taskset >/dev/null && [ "$cpus" -gt 1 ]; then
-  LD_PRELOAD=$LIB taskset -c 0 "$tmp/opt_prog" slots >"$tmp/ts.out" 2>/dev/null
+  LD_PRELOAD=$LIB taskset -c 0 "$PROG" slots >"$tmp/ts.out" 2>/dev/null
   if [ "$(cat "$tmp/ts.out")" = 1 ]; then ok "taskset -c 0: one slot"
   else fail "taskset -c 0: want 1 slot, got '$(cat "$tmp/ts.out")'"; fi
 fi
@@ -210,16 +207,14 @@ for bad in SMPALLOC_SLOTS=abc SMPALLOC_SLOTS=100000 SMPALLOC_SLOTS=0 SMPALLOC_FO
 done
 
 # ---- linked with the archive ---------------------------------------------------
-if [ -x "$tmp/opt_prog_static" ]; then
-  srun -- plain
-  quiet_ok || { fail "static, no options:"; show; }
-  srun SMPALLOC_VERBOSE=1 -- plain
-  if [ "$RC" -eq 0 ] && [[ "$(head -n 1 <<<"$ERR")" == smpalloc:* ]]; then ok "static: SMPALLOC_VERBOSE=1 start-up line"
-  else fail "static: SMPALLOC_VERBOSE=1 gives no start-up line:"; show; fi
-  srun SMPALLOC_FOO=1 -- plain
-  if [ "$RC" -eq 0 ] && [[ "$(grep -v '^main-' <<<"$ERR")" == smpalloc:*SMPALLOC_FOO* ]]; then ok "static: warning for SMPALLOC_FOO"
-  else fail "static: SMPALLOC_FOO=1 gives no warning:"; show; fi
-fi
+srun -- plain
+quiet_ok || { fail "static, no options:"; show; }
+srun SMPALLOC_VERBOSE=1 -- plain
+if [ "$RC" -eq 0 ] && [[ "$(head -n 1 <<<"$ERR")" == smpalloc:* ]]; then ok "static: SMPALLOC_VERBOSE=1 start-up line"
+else fail "static: SMPALLOC_VERBOSE=1 gives no start-up line:"; show; fi
+srun SMPALLOC_FOO=1 -- plain
+if [ "$RC" -eq 0 ] && [[ "$(grep -v '^main-' <<<"$ERR")" == smpalloc:*SMPALLOC_FOO* ]]; then ok "static: warning for SMPALLOC_FOO"
+else fail "static: SMPALLOC_FOO=1 gives no warning:"; show; fi
 
 if [ "$fails" -ne 0 ]; then
   echo "$fails check(s) failed"

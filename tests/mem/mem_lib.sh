@@ -8,9 +8,9 @@
 #
 # mem_setup NAME: goes to the repository root ($SMP_ROOT, else the script's
 # grandparent folder; exit 2 if it cannot), unsets every SMPALLOC_* variable and
-# LD_PRELOAD, sets LIB to build/libsmpalloc.so (exit 1 if it is missing) and
-# BIN to build/tests/NAME, and builds BIN from tests/mem/NAME.c (exit 1 if that
-# fails).
+# LD_PRELOAD, sets LIB to build/libsmpalloc.so and BIN to build/tests/NAME,
+# built by tests/mem/mem.mk from tests/mem/NAME.c (exit 1 if either is
+# missing).
 mem_setup() {
   cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
   local v
@@ -18,8 +18,6 @@ mem_setup() {
   unset LD_PRELOAD
   LIB=$(pwd -P)/build/libsmpalloc.so
   [ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-  mkdir -p build/tests
   BIN=build/tests/$1
-  gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -fno-builtin-malloc -fno-builtin-free \
-    -o "$BIN" "tests/mem/$1.c" || { echo "FAIL: cannot build $BIN"; exit 1; }
+  [ -x "$BIN" ] || { echo "FAIL: $BIN is missing (make test-bins)"; exit 1; }
 }

@@ -4,6 +4,7 @@
 # byte for byte those compiled without the preload, and the program built
 # under the preload must print what the reference program prints.  Also
 # checks the preload took effect (a -wrapper reads the driver's maps).
+# gcc itself is what this test runs, so it calls gcc by name, never $CC.
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}

@@ -89,6 +89,10 @@ fi
 [ "$fails" -eq 0 ] && ok "make install PREFIX=: files, links, SONAME $SONAME"
 
 # ---- 2. consumers built with pkg-config ------------------------------------
+# Compiling a program against the installed copy is what this part tests, so
+# the test compiles it itself, with ${CC:-cc} (the compiler make test uses, if
+# it set one) and the flags pkg-config gives.
+CONSUMER_CC=${CC:-cc}
 CONSUMER_CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror"
 if command -v pkg-config >/dev/null; then
   export PKG_CONFIG_PATH=$L/pkgconfig
@@ -102,7 +106,7 @@ if command -v pkg-config >/dev/null; then
 
   # Shared: needs the SONAME, found in the prefix through LD_LIBRARY_PATH.
   # shellcheck disable=SC2086
-  if gcc $CONSUMER_CFLAGS -o "$tmp/consumer_shared" tests/tools/consumer_install.c $flags; then
+  if $CONSUMER_CC $CONSUMER_CFLAGS -o "$tmp/consumer_shared" tests/tools/consumer_install.c $flags; then
     readelf -d "$tmp/consumer_shared" | grep -q "(NEEDED).*\[$SONAME\]" \
       || fail "consumer_shared does not need $SONAME"
     LD_LIBRARY_PATH=$L ldd "$tmp/consumer_shared" | grep -qF "$SONAME => $L/$SONAME" \
@@ -116,7 +120,7 @@ if command -v pkg-config >/dev/null; then
 
   # Static: the archive, pulled in by pkg-config --static.
   # shellcheck disable=SC2086,SC2046
-  if gcc $CONSUMER_CFLAGS -o "$tmp/consumer_static" tests/tools/consumer_install.c \
+  if $CONSUMER_CC $CONSUMER_CFLAGS -o "$tmp/consumer_static" tests/tools/consumer_install.c \
        $(pkg-config --cflags smpalloc) -Wl,-Bstatic $static_libs -Wl,-Bdynamic; then
     if readelf -d "$tmp/consumer_static" | grep -q '(NEEDED).*libsmpalloc'; then
       fail "consumer_static needs libsmpalloc.so: the archive was not linked"

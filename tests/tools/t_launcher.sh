@@ -79,8 +79,10 @@ out=$(cd "$tmp" && "$S" -- ./-dash 2>&1)
 [ "$out" = dash-ok ] || fail "smpalloc -- ./-dash printed '$out'"
 
 # ---- an existing LD_PRELOAD ---------------------------------------------------
-echo 'int smp_t_mark_a;' | gcc -shared -fPIC -x c - -o "$tmp/libmark_a.so" || exit 1
-echo 'int smp_t_mark_b;' | gcc -shared -fPIC -x c - -o "$tmp/libmark_b.so" || exit 1
+# Two marker libraries to preload besides ours: made here, as they exist only
+# for this check (${CC:-cc}: the compiler make test uses, if it set one).
+echo 'int smp_t_mark_a;' | ${CC:-cc} -shared -fPIC -x c - -o "$tmp/libmark_a.so" || exit 1
+echo 'int smp_t_mark_b;' | ${CC:-cc} -shared -fPIC -x c - -o "$tmp/libmark_b.so" || exit 1
 A=$tmp/libmark_a.so B=$tmp/libmark_b.so
 got=$(LD_PRELOAD=$A "$S" printenv LD_PRELOAD)
 [ "$got" = "$LIB:$A" ] || fail "LD_PRELOAD=$A: the program sees '$got', want '$LIB:$A'"

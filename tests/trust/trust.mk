@@ -1,52 +1,59 @@
 # trust fragment (issue "Trust"): fuzzing, fault injection, signals and
-# cancellation, AddressSanitizer, checked mode, real test suites under the
-# preload.  Included by the top-level Makefile after tests/tests.mk.
+# cancellation, sanitizers, checked mode and bad frees, out of memory (see
+# tests/tests.mk for test_prog, test_progs and the ways).  The real test
+# suites under the preload (t_suite_*) are in tests/real/ and build nothing.
 #
-#   fuzz_alloc           libFuzzer harness of the smp_* API (clang
-#                        -fsanitize=fuzzer,undefined), allocator sources
-#                        compiled in; built only where libFuzzer links
+#   fuzz_alloc           fuzz_alloc.c (t_fuzz): libFuzzer harness of the smp_*
+#                        API (clang -fsanitize=fuzzer,undefined), allocator
+#                        sources compiled in; built only where libFuzzer links
 #                        (otherwise fuzz_alloc.skip says why)
 #   fuzz_alloc_replay    the same harness with its own main (any compiler):
 #                        replays the corpus, or runs pseudo-random inputs
-#   fault_oom            -DSMP_FAULT_INJECTION, smp_* names: the map-failure
-#                        sweep of t_fault.sh
+#   fault_oom            fault_oom.c (t_fault), -DSMP_FAULT_INJECTION, smp_*
+#                        names: the map-failure sweep
 #   fault_oom_plain      libc names: the ulimit -v run under LD_PRELOAD
-#   (t_checked.sh runs tests/badfree_prog, built by tests.mk)
-#   signal_alloc[_prefix], cancel_threads[_prefix]
-#                        t_signal.sh and t_cancel.sh, libc names (preload)
-#                        and smp_* names with the sources
-#   api_asan, stress_asan
-#                        AddressSanitizer builds of tests/api/api.c and
-#                        tests/api/stress.c with -DAPI_PREFIX
+#   badfree_prog, badfree_prog_static
+#                        badfree_prog.c (t_badfree; t_checked runs it too, in
+#                        checked mode): one invalid free per mode
+#   oom_alloc, oom_alloc_static
+#                        oom_alloc.c (t_oom): allocation under ulimit -v
+#   signal_alloc, signal_alloc_prefix, cancel_threads, cancel_threads_prefix
+#                        signal_alloc.c and cancel_threads.c (t_signal,
+#                        t_cancel), libc names (preload) and smp_* names with
+#                        the sources
+#   api_tsan, stress_tsan, api_ubsan, stress_ubsan, api_asan, stress_asan
+#                        the sanitizer builds of tests/api/api.c and
+#                        tests/api/stress.c (t_sanitize_tsan,
+#                        t_sanitize_ubsan, t_asan): those tests have no
+#                        program of their own
 #
 # Targets: `make fuzz` (FUZZ_TIME seconds of libFuzzer, new inputs kept in
-# build/fuzz-corpus), `make fuzz-merge` (minimise that into tests/trust/corpus),
-# `make check-long` (fuzz, then the long runs of the trust tests),
-# `make checked-cost` (build/seed with and without SMPALLOC_CHECKED=1).
+# build/fuzz-corpus), `make fuzz-merge` (minimise that into
+# tests/trust/corpus), `make check-long` (fuzz, then the long runs of the
+# trust tests), `make checked-cost` (build/seed with and without
+# SMPALLOC_CHECKED=1).
 
-TRUST_DIR    := $(BUILD)/tests
 FUZZ_CC      ?= clang
 FUZZ_TIME    ?= 300
 FUZZ_FLAGS   := -fsanitize=fuzzer,undefined -fno-sanitize-recover=undefined -O1 -g
-ASAN_FLAGS   := -fsanitize=address -fno-omit-frame-pointer -O1 -g
-TRUST_CORE   := $(CORE_SRCS) $(LIB_HDRS)
-TRUST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude
+FUZZ_CORPUS  := tests/trust/corpus/fuzz_alloc
 
-TEST_BINS += $(TRUST_DIR)/fuzz_alloc $(TRUST_DIR)/fuzz_alloc_replay \
-             $(TRUST_DIR)/fault_oom $(TRUST_DIR)/fault_oom_plain \
-             $(TRUST_DIR)/signal_alloc $(TRUST_DIR)/signal_alloc_prefix \
-             $(TRUST_DIR)/cancel_threads $(TRUST_DIR)/cancel_threads_prefix \
-             $(TRUST_DIR)/api_asan $(TRUST_DIR)/stress_asan
-
-.PHONY: trust-bins fuzz fuzz-merge check-long checked-cost
-trust-bins: $(filter $(TRUST_DIR)/fuzz% $(TRUST_DIR)/fault% $(TRUST_DIR)/signal% \
-              $(TRUST_DIR)/cancel% $(TRUST_DIR)/%_asan,$(TEST_BINS))
+$(call test_progs,badfree_prog,plain static,tests/trust/badfree_prog.c)
+$(call test_progs,oom_alloc,plain static,tests/trust/oom_alloc.c)
+$(call test_prog,fault_oom,prefix,tests/trust/fault_oom.c,-DSMP_FAULT_INJECTION)
+$(call test_prog,fault_oom_plain,plain,tests/trust/fault_oom.c,,-lpthread)
+$(call test_progs,signal_alloc,plain prefix,tests/trust/signal_alloc.c,,-lpthread -ldl)
+$(call test_progs,cancel_threads,plain prefix,tests/trust/cancel_threads.c,,-lpthread -ldl)
+$(call test_prog,fuzz_alloc_replay,core,tests/trust/fuzz_alloc.c,-DSMP_DEBUG -DFUZZ_STANDALONE)
+$(foreach prog,api stress,\
+  $(call test_progs,$(prog),tsan ubsan asan,tests/api/$(prog).c,,-ldl,tests/api/check.h))
 
 # --- fuzzing --------------------------------------------------------------
 # libFuzzer is probed with an empty harness first: if that does not link the
 # build leaves fuzz_alloc.skip (t_fuzz.sh skips with its text); if it does,
 # the real harness must compile.
-$(TRUST_DIR)/fuzz_alloc: tests/trust/fuzz_alloc.c $(TRUST_CORE) tests/trust/trust.mk
+TEST_BINS += $(TEST_DIR)/fuzz_alloc
+$(TEST_DIR)/fuzz_alloc: tests/trust/fuzz_alloc.c $(CORE_DEPS) tests/trust/trust.mk
 	@mkdir -p $(dir $@)
 	@rm -f $@.skip
 	@printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >$@.probe.c
@@ -59,69 +66,33 @@ $(TRUST_DIR)/fuzz_alloc: tests/trust/fuzz_alloc.c $(TRUST_CORE) tests/trust/trus
 	  cat $@.skip; \
 	fi; rc=$$?; rm -f $@.probe $@.probe.c $@.probe.log; exit $$rc
 
-$(TRUST_DIR)/fuzz_alloc_replay: tests/trust/fuzz_alloc.c $(TRUST_CORE)
-	@mkdir -p $(dir $@)
-	$(CC) $(SMP_CFLAGS) -O2 -g -DSMP_DEBUG -DFUZZ_STANDALONE -o $@ tests/trust/fuzz_alloc.c $(CORE_SRCS) -lpthread
-
 FUZZ_WORK := $(BUILD)/fuzz-corpus
-fuzz: $(TRUST_DIR)/fuzz_alloc
-	@test -x $(TRUST_DIR)/fuzz_alloc || { cat $(TRUST_DIR)/fuzz_alloc.skip; exit 1; }
+fuzz: $(TEST_DIR)/fuzz_alloc
+	@test -x $(TEST_DIR)/fuzz_alloc || { cat $(TEST_DIR)/fuzz_alloc.skip; exit 1; }
 	@mkdir -p $(FUZZ_WORK) $(BUILD)/fuzz-artifacts
-	$(TRUST_DIR)/fuzz_alloc -max_total_time=$(FUZZ_TIME) -max_len=4096 -rss_limit_mb=4096 \
+	$(TEST_DIR)/fuzz_alloc -max_total_time=$(FUZZ_TIME) -max_len=4096 -rss_limit_mb=4096 \
 	  -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz-artifacts/ \
-	  $(FUZZ_WORK) tests/trust/corpus/fuzz_alloc
+	  $(FUZZ_WORK) $(FUZZ_CORPUS)
 
 # Minimise what `make fuzz` found together with the committed corpus into
-# tests/trust/corpus/fuzz_alloc (keep it small: it is in git).
-fuzz-merge: $(TRUST_DIR)/fuzz_alloc
+# $(FUZZ_CORPUS) (keep it small: it is in git).
+fuzz-merge: $(TEST_DIR)/fuzz_alloc
 	@mkdir -p $(BUILD)/fuzz-merged
 	rm -f $(BUILD)/fuzz-merged/*
-	$(TRUST_DIR)/fuzz_alloc -merge=1 -max_len=4096 $(BUILD)/fuzz-merged tests/trust/corpus/fuzz_alloc $(FUZZ_WORK)
-	rm -f tests/trust/corpus/fuzz_alloc/*
-	cp $(BUILD)/fuzz-merged/* tests/trust/corpus/fuzz_alloc/
-	@du -sh tests/trust/corpus/fuzz_alloc
+	$(TEST_DIR)/fuzz_alloc -merge=1 -max_len=4096 $(BUILD)/fuzz-merged $(FUZZ_CORPUS) $(FUZZ_WORK)
+	rm -f $(FUZZ_CORPUS)/*
+	cp $(BUILD)/fuzz-merged/* $(FUZZ_CORPUS)/
+	@du -sh $(FUZZ_CORPUS)
 
-# --- fault injection, misuse ----------------------------------------------
-$(TRUST_DIR)/fault_oom: tests/trust/fault_oom.c $(TRUST_CORE)
-	@mkdir -p $(dir $@)
-	$(CC) $(SMP_CFLAGS) -O2 -g -DSMP_FAULT_INJECTION -DAPI_PREFIX -o $@ tests/trust/fault_oom.c $(CORE_SRCS) -lpthread
-
-$(TRUST_DIR)/fault_oom_plain: tests/trust/fault_oom.c
-	@mkdir -p $(dir $@)
-	$(CC) $(TRUST_CFLAGS) -o $@ tests/trust/fault_oom.c -lpthread
-
-# --- signals, cancellation -------------------------------------------------
-$(TRUST_DIR)/signal_alloc: tests/trust/signal_alloc.c
-	@mkdir -p $(dir $@)
-	$(CC) $(TRUST_CFLAGS) -o $@ tests/trust/signal_alloc.c -lpthread -ldl
-
-$(TRUST_DIR)/signal_alloc_prefix: tests/trust/signal_alloc.c $(TRUST_CORE)
-	@mkdir -p $(dir $@)
-	$(CC) $(SMP_CFLAGS) -O2 -g -DAPI_PREFIX -o $@ tests/trust/signal_alloc.c $(CORE_SRCS) -lpthread -ldl
-
-$(TRUST_DIR)/cancel_threads: tests/trust/cancel_threads.c
-	@mkdir -p $(dir $@)
-	$(CC) $(TRUST_CFLAGS) -o $@ tests/trust/cancel_threads.c -lpthread -ldl
-
-$(TRUST_DIR)/cancel_threads_prefix: tests/trust/cancel_threads.c $(TRUST_CORE)
-	@mkdir -p $(dir $@)
-	$(CC) $(SMP_CFLAGS) -O2 -g -DAPI_PREFIX -o $@ tests/trust/cancel_threads.c $(CORE_SRCS) -lpthread -ldl
-
-# --- AddressSanitizer ----------------------------------------------------
-TRUST_SAN_CC ?= $(if $(SAN_CC),$(SAN_CC),$(CC))
-$(TRUST_DIR)/api_asan: tests/api/api.c tests/api/check.h $(TRUST_CORE)
-	@mkdir -p $(dir $@)
-	$(TRUST_SAN_CC) $(SMP_CFLAGS) $(ASAN_FLAGS) -DAPI_PREFIX -o $@ tests/api/api.c $(CORE_SRCS) -lpthread -ldl
-
-$(TRUST_DIR)/stress_asan: tests/api/stress.c $(TRUST_CORE)
-	@mkdir -p $(dir $@)
-	$(TRUST_SAN_CC) $(SMP_CFLAGS) $(ASAN_FLAGS) -DAPI_PREFIX -o $@ tests/api/stress.c $(CORE_SRCS) -lpthread -ldl
+.PHONY: trust-bins fuzz fuzz-merge check-long checked-cost
+trust-bins: $(filter $(TEST_DIR)/fuzz% $(TEST_DIR)/fault% $(TEST_DIR)/signal% \
+              $(TEST_DIR)/cancel% $(TEST_DIR)/%_asan,$(TEST_BINS))
 
 # --- long runs -------------------------------------------------------------
 # The long variants: the trust tests with TRUST_LONG=1 (bigger sweeps, more
 # rounds, the whole chosen part of the CPython suite).
 TRUST_LONG_TESTS := t_fuzz t_fault t_signal t_cancel t_checked t_asan t_suite_python t_suite_sqlite
-check-long: lib $(TEST_BINS) $(TOOL_BINS) $(BENCH_BINS) fuzz
+check-long: lib tools test-bins fuzz
 	TRUST_LONG=1 TESTS="$(TRUST_LONG_TESTS)" bash tests/run.sh
 
 checked-cost: $(BUILD)/seed $(LIB_SO)
