@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_options: each SMPALLOC_* option does what smpalloc(3) says, seen by its
-# effect on tests/api/opt_prog.c run under LD_PRELOAD=build/libsmpalloc.so:
+# effect on tests/api/options.c run under LD_PRELOAD=build/libsmpalloc.so:
 #   SMPALLOC_STATS=1           statistics on stderr at exit (none without)
 #   SMPALLOC_VERBOSE=1         a start-up line "smpalloc: ..." before main
 #   SMPALLOC_CHECKED=1         free(a); free(b); free(a) aborts with one line
@@ -30,7 +30,7 @@ ok() { echo "ok: $*"; }
 
 LIB=$(pwd -P)/build/libsmpalloc.so
 if [ ! -f "$LIB" ]; then echo "FAIL: $LIB is missing (make lib)"; exit 1; fi
-PROG=build/tests/opt_prog
+PROG=build/tests/options
 for f in "$PROG" "${PROG}_static"; do
   [ -x "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }
 done
@@ -39,7 +39,7 @@ trap 'rm -rf "$tmp"' EXIT
 ulimit -c 0
 
 MARKS=$'main-start\nmain-done'
-# run [VAR=VALUE...] -- MODE: opt_prog MODE under the preload (only opt_prog:
+# run [VAR=VALUE...] -- MODE: options MODE under the preload (only the program:
 # env itself runs without it); sets RC, OUT, ERR.
 # srun: the same with the static build.
 run_prog() {
@@ -123,7 +123,7 @@ if command -v taskset >/dev/null && [ "$cpus" -gt 1 ]; then
 fi
 
 # ---- SMPALLOC_PURGE_DELAY_MS, SMPALLOC_PURGE_THRESHOLD -------------------------
-# opt_prog purge prints the RSS before and right after freeing 64 MiB.
+# options purge prints the RSS before and right after freeing 64 MiB.
 MiB=$((1 << 20))
 purge() { # EXPECT(falls|stays) VAR=VALUE...
   local expect=$1; shift
@@ -148,7 +148,7 @@ purge stays SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=1g
 purge falls SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=1m
 purge falls SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=2097152
 
-# opt_prog burst: 32 MiB allocated, freed, allocated again at once.  The delay
+# options burst: 32 MiB allocated, freed, allocated again at once.  The delay
 # is an hour, so only the cap decides what goes back between the rounds.
 burst() { # EXPECT(kept|returned) VAR=VALUE...
   local expect=$1; shift
@@ -171,7 +171,7 @@ burst() { # EXPECT(kept|returned) VAR=VALUE...
 }
 burst kept SMPALLOC_PURGE_DELAY_MS=3600000
 
-# opt_prog idle: 160 MiB freed, then no allocator call: the peak headroom is
+# options idle: 160 MiB freed, then no allocator call: the peak headroom is
 # bounded (SMP_PURGE_PEAK_MAX, 64 MiB), so at most that and the default
 # threshold's 8 MiB stay resident.
 run SMPALLOC_PURGE_DELAY_MS=3600000 -- idle

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_static: programs linked with build/libsmpalloc.a (no preload).
-#   static_prove: malloc/free/strdup in the program are smpalloc's
+#   static: malloc/free/strdup in the program are smpalloc's
 #     (smp_usable_size knows malloc's blocks, malloc(0) has smpalloc's usable
 #     size 8, libsmpalloc.so is not mapped);
 #   api_static: the API suite's plain-name build linked with the archive,
@@ -8,15 +8,15 @@
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
 fails=0
-for f in build/tests/static_prove build/tests/api_static; do
+for f in build/tests/static build/tests/api_static; do
   [ -x "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }
 done
-echo "== static_prove"
-out=$(build/tests/static_prove 2>&1); rc=$?
+echo "== static"
+out=$(build/tests/static 2>&1); rc=$?
 printf '%s\n' "$out"
-if [ $rc -ne 0 ] || ! grep -qx 'static_prove: ok' <<<"$out"; then echo "FAIL: static_prove"; fails=$((fails + 1)); fi
-if grep -q libsmpalloc < <(ldd build/tests/static_prove 2>&1); then
-  echo "FAIL: static_prove is dynamically linked to libsmpalloc"; fails=$((fails + 1))
+if [ $rc -ne 0 ] || ! grep -qx 'static: ok' <<<"$out"; then echo "FAIL: static"; fails=$((fails + 1)); fi
+if grep -q libsmpalloc < <(ldd build/tests/static 2>&1); then
+  echo "FAIL: static is dynamically linked to libsmpalloc"; fails=$((fails + 1))
 fi
 echo "== api_static --expect=smpalloc"
 env -u LD_PRELOAD build/tests/api_static --expect=smpalloc || { echo "FAIL: api_static"; fails=$((fails + 1)); }

@@ -1,11 +1,11 @@
 /*
  * smpbench_format.c - the table printer against the seed post.
  *
- * Prints the seed post's table (tests/tools/data/smpbench/seed_table.txt, poop's
- * output) from the summaries it shows, through the same functions smpbench
- * uses; t_smpbench_format.sh compares the output with the file byte for
- * byte.  Before that it checks fmt_value's 3-significant-digit rounding at
- * the unit boundaries; a failed check prints FAIL and exits 1.
+ * Prints the seed post's table (tests/tools/data/smpbench/seed_table.txt,
+ * poop's output) from the summaries it shows, through the same functions
+ * smpbench uses; t_smpbench_format.sh compares the output with the file
+ * byte for byte.  Before that it checks fmt_value's 3-significant-digit
+ * rounding at the unit boundaries; a failed check prints FAIL and exits 1.
  */
 #include <stdio.h>
 #include <string.h>

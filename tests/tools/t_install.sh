@@ -6,7 +6,7 @@
 #     (relative), the static library, the header, smpalloc.pc, the programs
 #     of $(TOOL_BINS), the launcher (placeholders filled in) and the man
 #     pages, each a copy of what the build made.
-#  2. A consumer (tests/tools/consumer_install.c) built with pkg-config against
+#  2. A consumer (tests/tools/install.c) built with pkg-config against
 #     that prefix, shared (run with LD_LIBRARY_PATH) and static (--static,
 #     the archive): both run and see malloc served by smpalloc.
 #  3. The installed launcher preloads the installed library.
@@ -106,7 +106,7 @@ if command -v pkg-config >/dev/null; then
 
   # Shared: needs the SONAME, found in the prefix through LD_LIBRARY_PATH.
   # shellcheck disable=SC2086
-  if $CONSUMER_CC $CONSUMER_CFLAGS -o "$tmp/consumer_shared" tests/tools/consumer_install.c $flags; then
+  if $CONSUMER_CC $CONSUMER_CFLAGS -o "$tmp/consumer_shared" tests/tools/install.c $flags; then
     readelf -d "$tmp/consumer_shared" | grep -q "(NEEDED).*\[$SONAME\]" \
       || fail "consumer_shared does not need $SONAME"
     LD_LIBRARY_PATH=$L ldd "$tmp/consumer_shared" | grep -qF "$SONAME => $L/$SONAME" \
@@ -120,7 +120,7 @@ if command -v pkg-config >/dev/null; then
 
   # Static: the archive, pulled in by pkg-config --static.
   # shellcheck disable=SC2086,SC2046
-  if $CONSUMER_CC $CONSUMER_CFLAGS -o "$tmp/consumer_static" tests/tools/consumer_install.c \
+  if $CONSUMER_CC $CONSUMER_CFLAGS -o "$tmp/consumer_static" tests/tools/install.c \
        $(pkg-config --cflags smpalloc) -Wl,-Bstatic $static_libs -Wl,-Bdynamic; then
     if readelf -d "$tmp/consumer_static" | grep -q '(NEEDED).*libsmpalloc'; then
       fail "consumer_static needs libsmpalloc.so: the archive was not linked"

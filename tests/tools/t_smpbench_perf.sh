@@ -6,7 +6,7 @@
 # ones' place (SMPBENCH_TEST_PERF_SW=1, or =separate for the per-counter
 # read used when a kernel refuses group reads with inherit).
 #
-# The command (tests/tools/smpbench_threads.c) takes >= 1024 page faults in 4
+# The command (tests/tools/smpbench_perf.c) takes >= 1024 page faults in 4
 # threads; the page-fault stand-in (reported as "instructions") must count
 # them all - so the counter followed the threads - and no more than
 # rusage's page_faults, which also include the faults before exec.
@@ -14,7 +14,7 @@
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
 SMPBENCH=build/smpbench
-PROG=build/tests/smpbench_threads
+PROG=build/tests/smpbench_perf
 for b in "$SMPBENCH" "$PROG"; do
   [ -x "$b" ] || { echo "FAIL: $b is missing (make test builds it)"; exit 1; }
 done

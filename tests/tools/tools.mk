@@ -7,11 +7,11 @@
 #                     tools/stats.c, against values computed independently
 #   smpbench_format   smpbench_format.c (t_smpbench_format): the table
 #                     printer against the seed post
-#   smpbench_threads  smpbench_threads.c (t_smpbench_perf): page faults in 4
+#   smpbench_perf     smpbench_perf.c (t_smpbench_perf): page faults in 4
 #                     threads, the command smpbench measures
 #
-# consumer_install.c is not built here: t_install compiles it against the
-# installed copy with the flags pkg-config gives (that is what it tests).  The other
+# install.c is not built here: t_install compiles it against the installed
+# copy with the flags pkg-config gives (that is what it tests).  The other
 # tests here run the tools themselves; data/ holds the recorded smpbench
 # samples and tables t_smpbench_format and t_smpbench_run compare with.
 
@@ -23,4 +23,4 @@ $(call test_prog,smpbench_stats,tool,tests/tools/smpbench_stats.c tools/stats.c,
 $(call test_prog,smpbench_format,tool,\
        tests/tools/smpbench_format.c tools/smpbench_table.c tools/smpbench_common.c tools/stats.c,\
        $(SMPBENCH_CFLAGS),-lm,$(SMPBENCH_HDRS))
-$(call test_prog,smpbench_threads,tool,tests/tools/smpbench_threads.c,-std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread)
+$(call test_prog,smpbench_perf,tool,tests/tools/smpbench_perf.c,-std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread)

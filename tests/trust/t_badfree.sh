@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # t_badfree: invalid frees must abort (SIGABRT) with exactly one line on
 # stderr that starts with "smpalloc:", names the call (free, realloc,
-# free_sized) and gives the address in hex.  tests/trust/badfree_prog.c commits
+# free_sized) and gives the address in hex.  tests/trust/badfree.c commits
 # one bad call per mode and prints the address first ("addr 0x...").
 # Run under LD_PRELOAD, and a few modes with the static link.
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-PROG=build/tests/badfree_prog
-SPROG=build/tests/badfree_prog_static
+PROG=build/tests/badfree
+SPROG=build/tests/badfree_static
 fails=0
 for f in "$PROG" "$SPROG" "$LIB"; do
   [ -e "$f" ] || { echo "FAIL: $f is missing (make test-bins lib)"; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_checked: checked mode (SMPALLOC_CHECKED=1, under LD_PRELOAD) catches
-# what tests/trust/badfree_prog.c does wrong: a double free that is not
+# what tests/trust/badfree.c does wrong: a double free that is not
 # immediate (free(a); free(b); free(a)), frees of pointers never handed out
 # (stack, static, mmap'd, a block start in a live slab never allocated), an
 # interior pointer, a write into a freed block followed by allocations of
@@ -14,7 +14,7 @@
 set -u
 cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-PROG=build/tests/badfree_prog
+PROG=build/tests/badfree
 
 if [ "${1:-}" = --cost ]; then
   runs=${2:-10}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_oom: out of memory under a virtual-memory limit (ulimit -v 200 MiB):
-# tests/trust/oom_alloc.c allocates a mix of small and large blocks until malloc
+# tests/trust/oom.c allocates a mix of small and large blocks until malloc
 # returns NULL (errno ENOMEM), checks calloc/realloc/aligned_alloc/
 # posix_memalign fail cleanly at the limit, frees everything and must then
 # allocate normally again: one block of 3/4 of what the first round got
@@ -12,7 +12,7 @@ cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
 LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
 LIMIT_KB=${OOM_LIMIT_KB:-204800}
 fails=0
-for f in build/tests/oom_alloc build/tests/oom_alloc_static "$LIB"; do
+for f in build/tests/oom build/tests/oom_static "$LIB"; do
   [ -e "$f" ] || { echo "FAIL: $f is missing (make test-bins lib)"; exit 1; }
 done
 run() { # label, command...
@@ -22,11 +22,11 @@ run() { # label, command...
   out=$(ulimit -v "$LIMIT_KB" && "$@" 2>&1)
   rc=$?
   printf '%s\n' "$out"
-  if [ $rc -ne 0 ] || ! grep -qx 'oom_alloc: ok' <<<"$out"; then
+  if [ $rc -ne 0 ] || ! grep -qx 'oom: ok' <<<"$out"; then
     echo "FAIL: $label (exit $rc)"; fails=$((fails + 1))
   fi
 }
-run preload env LD_PRELOAD="$LIB" build/tests/oom_alloc 3
-run static build/tests/oom_alloc_static 3
+run preload env LD_PRELOAD="$LIB" build/tests/oom 3
+run static build/tests/oom_static 3
 echo "t_oom: $fails failed"
 [ $fails -eq 0 ]

@@ -6,21 +6,21 @@
 #   fuzz_alloc           fuzz_alloc.c (t_fuzz): libFuzzer harness of the smp_*
 #                        API (clang -fsanitize=fuzzer,undefined), allocator
 #                        sources compiled in; built only where libFuzzer links
-#                        (otherwise fuzz_alloc.skip says why)
+#                        (otherwise fuzz_alloc.skip says why).  Named after
+#                        what it fuzzes, as its corpus (corpus/fuzz_alloc,
+#                        libFuzzer's convention) is
 #   fuzz_alloc_replay    the same harness with its own main (any compiler):
 #                        replays the corpus, or runs pseudo-random inputs
-#   fault_oom            fault_oom.c (t_fault), -DSMP_FAULT_INJECTION, smp_*
-#                        names: the map-failure sweep
-#   fault_oom_plain      libc names: the ulimit -v run under LD_PRELOAD
-#   badfree_prog, badfree_prog_static
-#                        badfree_prog.c (t_badfree; t_checked runs it too, in
+#   fault                fault.c (t_fault), -DSMP_FAULT_INJECTION, smp_* names:
+#                        the map-failure sweep
+#   fault_plain          libc names: the ulimit -v run under LD_PRELOAD
+#   badfree, badfree_static
+#                        badfree.c (t_badfree; t_checked runs it too, in
 #                        checked mode): one invalid free per mode
-#   oom_alloc, oom_alloc_static
-#                        oom_alloc.c (t_oom): allocation under ulimit -v
-#   signal_alloc, signal_alloc_prefix, cancel_threads, cancel_threads_prefix
-#                        signal_alloc.c and cancel_threads.c (t_signal,
-#                        t_cancel), libc names (preload) and smp_* names with
-#                        the sources
+#   oom, oom_static      oom.c (t_oom): allocation under ulimit -v
+#   signal, signal_prefix, cancel, cancel_prefix
+#                        signal.c and cancel.c (t_signal, t_cancel), libc
+#                        names (preload) and smp_* names with the sources
 #   api_tsan, stress_tsan, api_ubsan, stress_ubsan, api_asan, stress_asan
 #                        the sanitizer builds of tests/api/api.c and
 #                        tests/api/stress.c (t_sanitize_tsan,
@@ -38,12 +38,12 @@ FUZZ_TIME    ?= 300
 FUZZ_FLAGS   := -fsanitize=fuzzer,undefined -fno-sanitize-recover=undefined -O1 -g
 FUZZ_CORPUS  := tests/trust/corpus/fuzz_alloc
 
-$(call test_progs,badfree_prog,plain static,tests/trust/badfree_prog.c)
-$(call test_progs,oom_alloc,plain static,tests/trust/oom_alloc.c)
-$(call test_prog,fault_oom,prefix,tests/trust/fault_oom.c,-DSMP_FAULT_INJECTION)
-$(call test_prog,fault_oom_plain,plain,tests/trust/fault_oom.c,,-lpthread)
-$(call test_progs,signal_alloc,plain prefix,tests/trust/signal_alloc.c,,-lpthread -ldl)
-$(call test_progs,cancel_threads,plain prefix,tests/trust/cancel_threads.c,,-lpthread -ldl)
+$(call test_progs,badfree,plain static,tests/trust/badfree.c)
+$(call test_progs,oom,plain static,tests/trust/oom.c)
+$(call test_prog,fault,prefix,tests/trust/fault.c,-DSMP_FAULT_INJECTION)
+$(call test_prog,fault_plain,plain,tests/trust/fault.c,,-lpthread)
+$(call test_progs,signal,plain prefix,tests/trust/signal.c,,-lpthread -ldl)
+$(call test_progs,cancel,plain prefix,tests/trust/cancel.c,,-lpthread -ldl)
 $(call test_prog,fuzz_alloc_replay,core,tests/trust/fuzz_alloc.c,-DSMP_DEBUG -DFUZZ_STANDALONE)
 $(foreach prog,api stress,\
   $(call test_progs,$(prog),tsan ubsan asan,tests/api/$(prog).c,,-ldl,tests/api/check.h))

@@ -1,7 +1,7 @@
-/* fault_oom.c - out of memory at every point of a mixed workload.
+/* fault.c - out of memory at every point of a mixed workload.
  *
  * usage (built with -DAPI_PREFIX -DSMP_FAULT_INJECTION, the smp_* names):
- *   fault_oom sweep [scale [first last]]
+ *   fault sweep [scale [first last]]
  *     Measures how many kernel maps the workload needs (M), then for every
  *     N in 0..M+2 (or first..last) forks a child that sets
  *     smp_fault_countdown = N and runs the workload: after N successful
@@ -17,11 +17,11 @@
  *     (the maps then vary from run to run; every N is still a fault point,
  *     and a lock left held on a failure path shows as a hang).
  * usage (built without, the libc names, run under LD_PRELOAD and ulimit -v):
- *   fault_oom_plain ulimit
+ *   fault_plain ulimit
  *     Runs the workload again and again without freeing until calls fail
  *     (ENOMEM, live blocks intact), frees half and goes on, then frees all:
  *     a whole workload round must then succeed.
- * Prints "fault_oom: ok ..." and exits 0 when everything held. */
+ * Prints "fault: ok ..." and exits 0 when everything held. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -79,7 +79,7 @@ static void say_num(const char *pre, unsigned long v, const char *post) {
   say(post);
 }
 static _Noreturn void die(const char *what, unsigned long v, int line) {
-  say_num("fault_oom: line ", (unsigned long)line, ": ");
+  say_num("fault: line ", (unsigned long)line, ": ");
   say(what);
   say_num(" (", v, ")\n");
   _exit(1);
@@ -352,7 +352,7 @@ static int run_child(long n, report_t *rep) {
   int st;
   if (waitpid(pid, &st, 0) != pid) { perror("waitpid"); exit(2); }
   if (WIFSIGNALED(st)) {
-    printf("fault_oom: N=%ld: child killed by signal %d\n", n, WTERMSIG(st));
+    printf("fault: N=%ld: child killed by signal %d\n", n, WTERMSIG(st));
     return 1;
   }
   return WEXITSTATUS(st) != 0;
@@ -364,35 +364,35 @@ static int sweep(long first, long last) {
   const long big = 1000000000L;
   memset(rep, 0, sizeof *rep);
   if (run_child(big, rep) != 0 || rep->fails != 0) {
-    printf("fault_oom: the workload fails without faults\n");
+    printf("fault: the workload fails without faults\n");
     return 1;
   }
   long maps = big - rep->maps_left;
-  printf("fault_oom: the workload (scale %u, %u thread%s) needs %ld maps, %lu calls\n", scale, nthreads,
+  printf("fault: the workload (scale %u, %u thread%s) needs %ld maps, %lu calls\n", scale, nthreads,
          nthreads > 1 ? "s" : "", maps, rep->calls);
   if (last < 0) last = maps + 2;
   unsigned long injected = 0, points = 0, bad = 0, quiet = 0;
   for (long n = first; n <= last; n++) {
     memset(rep, 0, sizeof *rep);
     if (run_child(n, rep) != 0) {
-      printf("fault_oom: FAIL with the %ld-th map failing\n", n + 1);
+      printf("fault: FAIL with the %ld-th map failing\n", n + 1);
       bad++;
       continue;
     }
     points++;
     injected += rep->fails;
     if (n == 0 && rep->fails == 0) {
-      printf("fault_oom: FAIL: no map allowed, yet no call failed\n");
+      printf("fault: FAIL: no map allowed, yet no call failed\n");
       bad++;
     }
     /* A failed map need not fail a call (a thread cache is optional), and
      * the count of maps varies a little with addresses (re-aligning). */
     if (n < maps && rep->fails == 0) quiet++;
   }
-  printf("fault_oom: %lu fault points (N=%ld..%ld), %lu calls failed with ENOMEM (%lu points with "
+  printf("fault: %lu fault points (N=%ld..%ld), %lu calls failed with ENOMEM (%lu points with "
          "no failing call), %lu bad\n", points, first, last, injected, quiet, bad);
   if (bad) return 1;
-  printf("fault_oom: ok\n");
+  printf("fault: ok\n");
   return 0;
 }
 #endif
@@ -422,7 +422,7 @@ static int ulimit_run(void) {
     }
   }
   unsigned long fails_seen = n_fail;
-  say_num("fault_oom: filled: ", n_calls, " calls, ");
+  say_num("fault: filled: ", n_calls, " calls, ");
   say_num("", n_fail, " failed with ENOMEM (");
   say_num("", hoard_fail, " of them hoarding), ");
   say_num("", nh, " blocks hoarded\n");
@@ -441,9 +441,9 @@ static int ulimit_run(void) {
       hoard[i].p = NULL;
     }
   free_all();
-  say_num("fault_oom: after freeing half: ", n_fail - fails_seen, " more failures\n");
+  say_num("fault: after freeing half: ", n_fail - fails_seen, " more failures\n");
   recover();
-  say_num("fault_oom: ok: ", n_calls, " calls, ");
+  say_num("fault: ok: ", n_calls, " calls, ");
   say_num("", fails_seen, " ENOMEM failures\n");
   return 0;
 }

@@ -1,4 +1,4 @@
-/* signal_alloc.c - threads allocate and free heavily while signals keep
+/* signal.c - threads allocate and free heavily while signals keep
  * arriving: SIGALRM and SIGPROF from interval timers (setitimer, 100 us)
  * and SIGUSR1 from a thread that pthread_kill()s the workers in a loop.
  * The handlers allocate nothing (malloc is not async-signal-safe): they
@@ -6,14 +6,14 @@
  * SA_RESTART, so system calls inside the allocator (futex waits on a busy
  * slot, mmap) see EINTR.
  *
- * usage: signal_alloc [threads] [iterations] [min_signals]
+ * usage: signal [threads] [iterations] [min_signals]
  * Each worker runs `iterations` operations (malloc, calloc, realloc,
  * aligned_alloc, posix_memalign, free; blocks handed between threads
  * through a shared array), every block carrying a pattern that is checked
  * before it is freed or resized, errno checked after every successful call;
  * then it keeps working until it has itself taken min_signals SIGUSR1s, so
  * the signals certainly land during allocation work (no timing).  Exit 0
- * and "signal_alloc: ok" when everything held; a hang is the caller's to
+ * and "signal: ok" when everything held; a hang is the caller's to
  * bound (timeout). */
 #include <errno.h>
 #include <pthread.h>
@@ -34,7 +34,7 @@
 #define S_free smp_free
 #define S_aligned_alloc smp_aligned_alloc
 #define S_posix_memalign smp_posix_memalign
-#define S_NAME "signal_alloc(prefixed)"
+#define S_NAME "signal(prefixed)"
 #else
 #define S_malloc malloc
 #define S_calloc calloc
@@ -42,7 +42,7 @@
 #define S_free free
 #define S_aligned_alloc aligned_alloc
 #define S_posix_memalign posix_memalign
-#define S_NAME "signal_alloc(plain)"
+#define S_NAME "signal(plain)"
 #endif
 
 #define NLOCAL 64

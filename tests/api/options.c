@@ -1,21 +1,21 @@
-/* opt_prog: the program t_options.sh runs under LD_PRELOAD=libsmpalloc.so
+/* options: the program t_options.sh runs under LD_PRELOAD=libsmpalloc.so
  * (or linked with libsmpalloc.a) to see what each SMPALLOC_* option does.
  *
- *   opt_prog plain       writes "main-start" and "main-done" on stderr around
+ *   options plain        writes "main-start" and "main-done" on stderr around
  *                        some allocations, prints "ok" on stdout, exits 0
- *   opt_prog doublefree  free(a); free(b); free(a) - a double free that is
+ *   options doublefree   free(a); free(b); free(a) - a double free that is
  *                        not immediate; prints "survived" if not stopped
- *   opt_prog slots       prints smp_stats_get()'s slot count (the library's
+ *   options slots        prints smp_stats_get()'s slot count (the library's
  *                        smp_stats_get, found with dlsym)
- *   opt_prog purge       allocates 64 MiB in 1000-byte blocks, touches them,
+ *   options purge        allocates 64 MiB in 1000-byte blocks, touches them,
  *                        frees them all, and prints "peak=R0 after=R1": the
  *                        resident set (bytes) before and right after the
  *                        frees, with no other call in between
- *   opt_prog idle        allocates 160 MiB of the same blocks, touches them,
+ *   options idle         allocates 160 MiB of the same blocks, touches them,
  *                        frees them all and prints "start=R0 peak=R1
  *                        after=R2": what a program that then goes idle
  *                        (no allocator call) holds
- *   opt_prog burst       32 MiB of the same blocks allocated, freed and
+ *   options burst        32 MiB of the same blocks allocated, freed and
  *                        allocated again at once; prints "faults1=F1 faults2=F2 peak1=R1
  *                        peak2=R2": minor page faults taken by each round of
  *                        allocation and the resident set after each
@@ -42,7 +42,7 @@ static size_t rss_bytes(void) {
   if (fd >= 0) close(fd);
   unsigned long size, resident;
   if (n <= 0) {
-    say("opt_prog: cannot read /proc/self/statm\n");
+    say("options: cannot read /proc/self/statm\n");
     exit(2);
   }
   buf[n] = '\0';
@@ -88,12 +88,12 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "slots") == 0) {
     int (*get)(smp_stats_t *) = (int (*)(smp_stats_t *))dlsym(RTLD_DEFAULT, "smp_stats_get");
     if (get == NULL) {
-      fprintf(stderr, "opt_prog: smp_stats_get is not exported\n");
+      fprintf(stderr, "options: smp_stats_get is not exported\n");
       return 3;
     }
     smp_stats_t st;
     if (get(&st) != 0) {
-      fprintf(stderr, "opt_prog: smp_stats_get failed\n");
+      fprintf(stderr, "options: smp_stats_get failed\n");
       return 3;
     }
     say("main-done\n");
@@ -150,6 +150,6 @@ int main(int argc, char **argv) {
     printf("peak=%zu after=%zu\n", peak, after);
     return 0;
   }
-  fprintf(stderr, "opt_prog: unknown mode %s\n", mode);
+  fprintf(stderr, "options: unknown mode %s\n", mode);
   return 2;
 }

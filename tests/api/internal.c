@@ -1,5 +1,5 @@
 /*
- * internal_check.c - exhaustive checks of the allocator's internal
+ * internal.c - exhaustive checks of the allocator's internal
  * arithmetic, compiled together with the core sources (-Isrc):
  *   - size_class(n) and the table smp_class_by8 agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
@@ -56,6 +56,6 @@ int main(void) {
       CHECK(c < SMP_NCLASS && smp_class[c].size % a == 0 && smp_class[c].size >= n,
             "size_class_aligned(%zu, %zu) = %u", n, a, c);
     }
-  printf("internal_check: %lu checks, %lu failed\n", checks, failures);
+  printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }

@@ -1,4 +1,4 @@
-/* oom_alloc.c - run under a virtual memory limit (ulimit -v): allocate a
+/* oom.c - run under a virtual memory limit (ulimit -v): allocate a
  * deterministic mix of small, medium and large blocks until malloc returns
  * NULL, check the failures (errno ENOMEM, calloc/realloc/posix_memalign/
  * aligned_alloc fail cleanly, a failed realloc leaves its block intact),
@@ -6,7 +6,7 @@
  * once the memory is back (one block of 3/4 of the bytes the first round
  * got, a 32 MiB block, and at least 3/4 of the bytes of the first round
  * when filling up again).
- * usage: oom_alloc [rounds]   Exit 0 when everything held. */
+ * usage: oom [rounds]   Exit 0 when everything held. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +23,7 @@ static int fails;
 #define EXPECT(c)                                                        \
   do {                                                                   \
     if (!(c)) {                                                          \
-      fprintf(stderr, "oom_alloc:%d: failed: %s (errno %d)\n", __LINE__, #c, errno); \
+      fprintf(stderr, "oom:%d: failed: %s (errno %d)\n", __LINE__, #c, errno); \
       fails++;                                                           \
     }                                                                    \
   } while (0)
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
   int rounds = argc > 1 ? atoi(argv[1]) : 2;
   struct node *head = NULL;
   size_t bytes1 = 0, large_fail = 0;
-  printf("oom_alloc: start\n");
+  printf("oom: start\n");
   fflush(stdout);
 
   rng = 12345;
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
     errno = 0;
     char *big = malloc(want);
     if (!big)
-      fprintf(stderr, "oom_alloc: malloc(%zu MiB) after freeing all %zu MiB failed, errno %d\n", want >> 20,
+      fprintf(stderr, "oom: malloc(%zu MiB) after freeing all %zu MiB failed, errno %d\n", want >> 20,
               bytes1 >> 20, errno);
     EXPECT(big != NULL);
     if (big) {
@@ -160,14 +160,14 @@ int main(int argc, char **argv)
     size_t n2 = fill(&head, &bytes2, &lf);
     EXPECT(bytes2 >= bytes1 / 4 * 3);
     EXPECT(release(&head) == n2);
-    printf("oom_alloc: round %d: %zu blocks, %zu MiB again\n", round, n2, bytes2 >> 20);
+    printf("oom: round %d: %zu blocks, %zu MiB again\n", round, n2, bytes2 >> 20);
   }
-  printf("oom_alloc: round 1: %zu blocks, %zu MiB until ENOMEM (%zu large failures)\n", n1, bytes1 >> 20,
+  printf("oom: round 1: %zu blocks, %zu MiB until ENOMEM (%zu large failures)\n", n1, bytes1 >> 20,
          large_fail);
   if (fails) {
-    printf("oom_alloc: %d failures\n", fails);
+    printf("oom: %d failures\n", fails);
     return 1;
   }
-  printf("oom_alloc: ok\n");
+  printf("oom: ok\n");
   return 0;
 }

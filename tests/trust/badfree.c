@@ -1,4 +1,4 @@
-/* badfree_prog.c - commit one invalid free/realloc, chosen by argv[1].
+/* badfree.c - commit one invalid free/realloc, chosen by argv[1].
  * Before the bad call it prints "addr 0x..." (the pointer passed) on stdout.
  * The allocator must abort; if the call returns, the program prints
  * "survived" and exits 0 (which the test counts as a failure).

@@ -1,6 +1,6 @@
-/* cancel_threads.c - threads cancelled in the middle of allocation work.
+/* cancel.c - threads cancelled in the middle of allocation work.
  *
- * usage: cancel_threads [rounds] [threads]
+ * usage: cancel [rounds] [threads]
  * Each round starts `threads` victims.  A victim registers a cleanup
  * handler (pthread_cleanup_push) that verifies and frees every block it
  * holds, then loops: allocate (malloc, calloc, realloc growth,
@@ -14,7 +14,7 @@
  * (counts), fresh threads and the main thread allocate and free normally,
  * smp_collect() works, and the bytes in use are back near where they
  * started (the cancelled threads' caches were given back).
- * Prints "cancel_threads: ok ..." and exits 0 when everything held. */
+ * Prints "cancel: ok ..." and exits 0 when everything held. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,14 +36,14 @@
 #define C_realloc smp_realloc
 #define C_free smp_free
 #define C_aligned_alloc smp_aligned_alloc
-#define C_NAME "cancel_threads(prefixed)"
+#define C_NAME "cancel(prefixed)"
 #else
 #define C_malloc malloc
 #define C_calloc calloc
 #define C_realloc realloc
 #define C_free free
 #define C_aligned_alloc aligned_alloc
-#define C_NAME "cancel_threads(plain)"
+#define C_NAME "cancel(plain)"
 #endif
 
 #define NHELD 128

@@ -1,5 +1,5 @@
 /*
- * smpbench_threads.c - a helper of t_smpbench_perf.sh: 4 threads each map
+ * smpbench_perf.c - a helper of t_smpbench_perf.sh: 4 threads each map
  * 1 MiB and write every page of it, so the process takes at least
  * 4 * 256 page faults in threads other than the main one.  A counter that
  * is not inherited by the threads sees only the main thread's few.

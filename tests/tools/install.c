@@ -1,4 +1,4 @@
-/* consumer_install: a program built against the installed smpalloc with
+/* install.c: a program built against the installed smpalloc with
  * pkg-config (t_install.sh builds it shared and static).  It uses the smp_*
  * API and the libc names, and checks that malloc is smpalloc's: blocks move
  * freely between the two interfaces, and malloc(3) has usable size 8

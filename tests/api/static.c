@@ -1,6 +1,6 @@
-/* static_prove.c - linked with build/libsmpalloc.a: proves that the libc
+/* static.c - linked with build/libsmpalloc.a: proves that the libc
  * names in this program are served by smpalloc (not glibc) and that the
- * program does not load libsmpalloc.so.  Exit 0 and "static_prove: ok". */
+ * program does not load libsmpalloc.so.  Exit 0 and "static: ok". */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@ static int fails;
 #define EXPECT(c)                                                   \
   do {                                                              \
     if (!(c)) {                                                     \
-      fprintf(stderr, "static_prove:%d: failed: %s\n", __LINE__, #c); \
+      fprintf(stderr, "static:%d: failed: %s\n", __LINE__, #c); \
       fails++;                                                      \
     }                                                               \
   } while (0)
@@ -55,6 +55,6 @@ int main(void)
     fclose(f);
   }
   if (fails) return 1;
-  puts("static_prove: ok");
+  puts("static: ok");
   return 0;
 }
