@@ -20,23 +20,10 @@
 #                              variable; the program runs, with the default
 # and, linked with build/libsmpalloc.a, VERBOSE and warnings work too.
 # Run from the repository root (tests/run.sh does); 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-for v in $(compgen -v SMPALLOC_); do unset "$v"; done
-unset LD_PRELOAD
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-LIB=$(pwd -P)/build/libsmpalloc.so
-if [ ! -f "$LIB" ]; then echo "FAIL: $LIB is missing (make lib)"; exit 1; fi
-PROG=build/tests/options
-for f in "$PROG" "${PROG}_static"; do
-  [ -x "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }
-done
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
 ulimit -c 0
+need "$BIN" "${BIN}_static" "$LIB"
 
 MARKS=$'main-start\nmain-done'
 # run [VAR=VALUE...] -- MODE: options MODE under the preload (only the program:
@@ -53,8 +40,8 @@ run_prog() {
   OUT=$(cat "$tmp/out")
   ERR=$(cat "$tmp/err")
 }
-run() { run_prog "$PROG" "$LIB" "$@"; }
-srun() { run_prog "${PROG}_static" "" "$@"; }
+run() { run_prog "$BIN" "$LIB" "$@"; }
+srun() { run_prog "${BIN}_static" "" "$@"; }
 show() { echo "  exit $RC, stdout:"; sed 's/^/  | /' <<<"$OUT" | head -n 5
          echo "  stderr:"; sed 's/^/  | /' <<<"$ERR" | head -n 20; }
 # The program ran normally and wrote nothing but its own markers.
@@ -117,7 +104,7 @@ done
 # Without the option the slot count follows the CPUs the process may use:
 # started under taskset with one CPU, one slot.
 if command -v taskset >/dev/null && [ "$cpus" -gt 1 ]; then
-  LD_PRELOAD=$LIB taskset -c 0 "$PROG" slots >"$tmp/ts.out" 2>/dev/null
+  LD_PRELOAD=$LIB taskset -c 0 "$BIN" slots >"$tmp/ts.out" 2>/dev/null
   if [ "$(cat "$tmp/ts.out")" = 1 ]; then ok "taskset -c 0: one slot"
   else fail "taskset -c 0: want 1 slot, got '$(cat "$tmp/ts.out")'"; fi
 fi
@@ -216,9 +203,4 @@ srun SMPALLOC_FOO=1 -- plain
 if [ "$RC" -eq 0 ] && [[ "$(grep -v '^main-' <<<"$ERR")" == smpalloc:*SMPALLOC_FOO* ]]; then ok "static: warning for SMPALLOC_FOO"
 else fail "static: SMPALLOC_FOO=1 gives no warning:"; show; fi
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-echo "all option checks passed"
-exit 0
+finish

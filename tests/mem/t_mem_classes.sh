@@ -10,22 +10,10 @@
 # using only public names (malloc_usable_size).  MEM_CONTROLS=1 also runs the
 # negative control: a tighter bound (10 %) that the table cannot meet must
 # fail.  Run from the repository root (tests/run.sh does); 0 pass, else fail.
-set -u
-# shellcheck source-path=SCRIPTDIR source=mem_lib.sh
-. "$(dirname "$0")/mem_lib.sh" || exit 2
-mem_setup mem_classes
-fails=0
-echo "== smpalloc (LD_PRELOAD)"
-if ! timeout 300 env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc; then
-  echo "FAIL: block sizes or alignment"; fails=$((fails + 1))
-fi
-if [ "${MEM_CONTROLS:-0}" = 1 ]; then
-  echo "== control: bound 10 % (the table's worst is 1/9): must fail"
-  if timeout 300 env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --waste-permille 100 >/dev/null; then
-    echo "FAIL: control passed: the waste check is not applied"; fails=$((fails + 1))
-  else
-    echo "ok: control fails as it must"
-  fi
-fi
-[ "$fails" -eq 0 ] || { echo "t_mem_classes: $fails failed"; exit 1; }
-echo "t_mem_classes: passed"
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+need "$BIN" "$LIB"
+check_run -t 300 "smpalloc (LD_PRELOAD): block sizes and alignment" env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc
+control "bound 10 % (the table's worst is 1/9)" "the waste check is not applied" \
+  timeout 300 env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --waste-permille 100
+finish

@@ -19,20 +19,16 @@
 # runs the negative control (SMPALLOC_PURGE_DELAY_MS=3600000
 # SMPALLOC_PURGE_THRESHOLD=64g: nothing may be returned), which must fail.
 # Run from the repository root (tests/run.sh does); 0 pass, else fail.
-set -u
-# shellcheck source-path=SCRIPTDIR source=mem_lib.sh
-. "$(dirname "$0")/mem_lib.sh" || exit 2
-mem_setup mem_purge_auto
-fails=0
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+need "$BIN" "$LIB"
 case_() { # label, VAR=VALUE... [-- program options]
   local label=$1; shift
   local envs=() opts=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
   [ $# -gt 0 ] && shift && opts=("$@")
-  echo "== $label"
-  if ! timeout 300 env LD_PRELOAD="$LIB" "${envs[@]}" "$BIN" --expect smpalloc --max-growth-mib 32 "${opts[@]}"; then
-    echo "FAIL: $label: RSS did not fall to within 32 MiB of the start"; fails=$((fails + 1))
-  fi
+  check_run -t 300 "$label: RSS falls to within 32 MiB of the start" \
+    env LD_PRELOAD="$LIB" "${envs[@]}" "$BIN" --expect smpalloc --max-growth-mib 32 "${opts[@]}"
 }
 case_ "SMPALLOC_PURGE_DELAY_MS=0" SMPALLOC_PURGE_DELAY_MS=0
 case_ "SMPALLOC_PURGE_DELAY_MS=0, threshold 64g" SMPALLOC_PURGE_DELAY_MS=0 SMPALLOC_PURGE_THRESHOLD=64g
@@ -41,18 +37,9 @@ case_ "defaults"
 for act in alloc large; do
   case_ "default delay, threshold 64g, --activity $act" SMPALLOC_PURGE_THRESHOLD=64g -- --activity "$act"
 done
-echo "== glibc (no preload), for comparison: not asserted"
-if ! timeout 300 "$BIN" --expect glibc --iterations 20; then
-  echo "FAIL: the program does not run under glibc"; fails=$((fails + 1))
-fi
-if [ "${MEM_CONTROLS:-0}" = 1 ]; then
-  echo "== control: purging off: must fail the bound"
-  if timeout 300 env LD_PRELOAD="$LIB" SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=64g \
-       "$BIN" --expect smpalloc --max-growth-mib 32; then
-    echo "FAIL: control passed: the test cannot see memory that is not returned"; fails=$((fails + 1))
-  else
-    echo "ok: control fails as it must"
-  fi
-fi
-[ "$fails" -eq 0 ] || { echo "t_mem_purge_auto: $fails failed"; exit 1; }
-echo "t_mem_purge_auto: passed"
+check_run -t 300 "glibc (no preload), for comparison: must run, its RSS is not asserted" \
+  "$BIN" --expect glibc --iterations 20
+control "purging off" "the test cannot see memory that is not returned" \
+  timeout 300 env LD_PRELOAD="$LIB" SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=64g \
+  "$BIN" --expect smpalloc --max-growth-mib 32
+finish

@@ -5,15 +5,9 @@
 # under the preload must print what the reference program prints.  Also
 # checks the preload took effect (a -wrapper reads the driver's maps).
 # gcc itself is what this test runs, so it calls gcc by name, never $CC.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-command -v gcc >/dev/null || { echo "gcc is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$LIB"
+need_cmd gcc
 
 cat >"$tmp/prog.c" <<'CEOF'
 #include <stdio.h>
@@ -112,5 +106,4 @@ w=$(cd "$tmp" && env LD_PRELOAD="$LIB" gcc -c prog.c -o w.o \
       -wrapper /bin/sh,-c,'grep -c libsmpalloc /proc/$PPID/maps >&2; exec "$0" "$@"' 2>&1 | head -n 1)
 echo "libsmpalloc mappings in the gcc driver: $w"
 [ "${w:-0}" -gt 0 ] 2>/dev/null || fail "the preload did not take effect in gcc"
-echo "t_real_gcc: $fails failed"
-[ $fails -eq 0 ]
+finish

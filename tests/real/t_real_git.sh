@@ -5,14 +5,9 @@
 # commit and tree hashes are deterministic; the outputs (git log --format=%T
 # tree hashes, commit hashes, fsck) must equal a run without the preload.
 # Also checks the preload took effect in the git process.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-command -v git >/dev/null || { echo "git is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$LIB"
+need_cmd git
 
 export GIT_AUTHOR_NAME="Test Author" GIT_AUTHOR_EMAIL=author@example.com
 export GIT_COMMITTER_NAME="Test Committer" GIT_COMMITTER_EMAIL=committer@example.com
@@ -60,15 +55,13 @@ ref=$(session "$tmp/ref" 2>&1); rrc=$?
 got=$(export LD_PRELOAD="$LIB"; session "$tmp/pre" 2>&1); grc=$?
 echo "== reference (exit $rrc):"; printf '%s\n' "$ref"
 if [ $rrc -ne 0 ] || ! grep -qx 'fsck exit 0' <<<"$ref"; then
-  echo "FAIL: the reference run failed"; fails=$((fails + 1))
+  fail "the reference run failed"
 elif [ $grc -ne 0 ] || [ "$ref" != "$got" ]; then
-  echo "FAIL: output differs under the preload (exit $grc)"
+  fail "output differs under the preload (exit $grc)"
   diff <(printf '%s\n' "$ref") <(printf '%s\n' "$got") | head -n 20
-  fails=$((fails + 1))
 fi
 # A shell alias runs as git's child: $PPID is the git process.
 n=$(cd "$tmp/pre" && env LD_PRELOAD="$LIB" git -c 'alias.maps=!grep -c libsmpalloc /proc/$PPID/maps' maps 2>&1)
 echo "libsmpalloc mappings in git: $n"
-[ "${n:-0}" -gt 0 ] 2>/dev/null || { echo "FAIL: the preload did not take effect in git"; fails=$((fails + 1)); }
-echo "t_real_git: $fails failed"
-[ $fails -eq 0 ]
+[ "${n:-0}" -gt 0 ] 2>/dev/null || fail "the preload did not take effect in git"
+finish

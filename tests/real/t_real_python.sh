@@ -5,16 +5,11 @@
 # both with pymalloc and with PYTHONMALLOC=malloc (every object through
 # malloc).  Also checks that the preload took effect (ctypes finds
 # smp_usable_size in the process, /proc/self/maps names the library).
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$LIB"
+need_cmd python3
 # The interpreter itself, not a wrapper script (pyenv shims and the like).
 PY=$(python3 -c 'import sys; print(sys.executable)') || { echo "FAIL: python3 does not run"; exit 1; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 
 cat >"$tmp/work.py" <<'PYEOF'
 import hashlib, sys, threading
@@ -63,7 +58,7 @@ PYEOF
 
 out=$(env LD_PRELOAD="$LIB" "$PY" "$tmp/probe.py" 2>&1)
 echo "probe: $out"
-[ "$out" = "preloaded: yes" ] || { echo "FAIL: the preload did not take effect"; fails=$((fails + 1)); }
+[ "$out" = "preloaded: yes" ] || fail "the preload did not take effect"
 
 for mode in pymalloc malloc; do
   if [ $mode = malloc ]; then pm=malloc; else pm=pymalloc; fi
@@ -71,8 +66,7 @@ for mode in pymalloc malloc; do
   got=$(env PYTHONMALLOC=$pm LD_PRELOAD="$LIB" "$PY" "$tmp/work.py" 2>&1); grc=$?
   echo "== PYTHONMALLOC=$pm: reference (exit $rrc):"; printf '%s\n' "$ref"
   echo "== PYTHONMALLOC=$pm: preloaded (exit $grc):"; printf '%s\n' "$got"
-  if [ $rrc -ne 0 ]; then echo "FAIL: the reference run failed"; fails=$((fails + 1))
-  elif [ $grc -ne 0 ] || [ "$ref" != "$got" ]; then echo "FAIL: output differs under the preload"; fails=$((fails + 1)); fi
+  if [ $rrc -ne 0 ]; then fail "the reference run failed"
+  elif [ $grc -ne 0 ] || [ "$ref" != "$got" ]; then fail "output differs under the preload"; fi
 done
-echo "t_real_python: $fails failed"
-[ $fails -eq 0 ]
+finish

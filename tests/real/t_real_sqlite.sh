@@ -4,14 +4,9 @@
 # indexes, updates, deletes, vacuums and queries them; the output must equal
 # the output without the preload.  Also checks the preload took effect in
 # the sqlite3 process (.shell reads its /proc/PID/maps).
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-command -v sqlite3 >/dev/null || { echo "sqlite3 is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$LIB"
+need_cmd sqlite3
 
 cat >"$tmp/work.sql" <<'SQL'
 PRAGMA journal_mode = DELETE;
@@ -46,14 +41,12 @@ ref=$(run_sqlite "$tmp" ""); rrc=$?
 got=$(run_sqlite "$tmp" "$LIB"); grc=$?
 echo "== reference (exit $rrc):"; printf '%s\n' "$ref" | cut -c1-200
 if [ $rrc -ne 0 ] || [ "$(printf '%s\n' "$ref" | grep -c '')" -lt 20 ]; then
-  echo "FAIL: the reference run failed"; fails=$((fails + 1))
+  fail "the reference run failed"
 elif [ $grc -ne 0 ] || [ "$ref" != "$got" ]; then
-  echo "FAIL: output differs under the preload (exit $grc)"
+  fail "output differs under the preload (exit $grc)"
   diff <(printf '%s\n' "$ref") <(printf '%s\n' "$got") | head -n 20
-  fails=$((fails + 1))
 fi
 n=$(cd "$tmp" && printf '.shell grep -c libsmpalloc /proc/$PPID/maps\n' | env LD_PRELOAD="$LIB" sqlite3 -batch 2>&1)
 echo "libsmpalloc mappings in sqlite3: $n"
-[ "${n:-0}" -gt 0 ] 2>/dev/null || { echo "FAIL: the preload did not take effect in sqlite3"; fails=$((fails + 1)); }
-echo "t_real_sqlite: $fails failed"
-[ $fails -eq 0 ]
+[ "${n:-0}" -gt 0 ] 2>/dev/null || fail "the preload did not take effect in sqlite3"
+finish

@@ -11,22 +11,12 @@
 #   bytes    = sum_i (N-1-i) * (decimal length of i)
 #   digitsum = sum_i (N-1-i) * (digit sum of i)
 # Run from the repository root (tests/run.sh does); exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 
 SEED=build/seed
-LIB=${SEED_LIB:-$PWD/build/libsmpalloc.so}   # SEED_LIB: try another allocator
+LIB=${SEED_LIB:-$LIB}   # SEED_LIB: try another allocator
 REPS=${SEED_REPS:-5}   # runs per configuration under smpalloc
-fails=0
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-if [ ! -x "$SEED" ]; then
-  echo "FAIL: $SEED is missing (make build/seed)"; exit 1
-fi
-if [ ! -f "$LIB" ]; then
-  echo "FAIL: $LIB is missing (make lib)"; exit 1
-fi
+need "$SEED" "$LIB"
 
 expected() { # $1 = job count
   awk -v N="$1" 'BEGIN {
@@ -104,9 +94,4 @@ for n in 0 1 2 17 300; do
   run_one "smpalloc -n $n" "$want" LD_PRELOAD="$LIB" -- -v -n "$n" -j 3
 done
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-echo "all seed checks passed"
-exit 0
+finish

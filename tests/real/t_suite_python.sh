@@ -11,10 +11,8 @@
 # The interpreter: the first of python3 (its real executable: pyenv shims
 # are scripts) and /usr/bin/python3 that ships the test package; Debian's
 # python3 needs the package libpython3.11-testsuite (else: skip, 77).
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$LIB"
 SHORT=(test_threading test_json test_re test_collections test_dict test_set test_struct
        test_deque test_functools test_unittest test_list test_bisect test_heapq)
 LONG=("${SHORT[@]}" test_pickle test_itertools test_bytes test_unicode test_str test_weakref
@@ -30,18 +28,13 @@ for cand in "$(command -v python3 >/dev/null && python3 -c 'import sys; print(sy
   [ -n "$cand" ] && [ -x "$cand" ] || continue
   if "$cand" -c 'import test.support, test.libregrtest, test.test_json' >/dev/null 2>&1; then PY=$cand; break; fi
 done
-if [ -z "$PY" ]; then
-  echo "no python3 with its regression suite (Debian: apt-get install libpython3.11-testsuite)"
-  exit 77
-fi
+[ -n "$PY" ] || skip "no python3 with its regression suite (Debian: apt-get install libpython3.11-testsuite)"
 # Only the modules this interpreter ships.
 tests=()
 for t in "${want[@]}"; do
   "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('test.$t') is None)" 2>/dev/null && tests+=("$t")
 done
 echo "python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])')), ${#tests[@]} test modules: ${tests[*]}"
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
 
 # run_suite LABEL PRELOAD MODULES...: writes $tmp/LABEL.cases and .modules
 run_suite() {
@@ -81,7 +74,6 @@ run_suite smp "$LIB" "${tests[@]}"
 if [ "$(grep -c ' passed$' <"$tmp/ref.cases")" -lt 100 ]; then
   echo "FAIL: the reference run passed fewer than 100 test cases"; exit 1
 fi
-fails=0
 if ! cmp -s "$tmp/ref.cases" "$tmp/smp.cases" || ! cmp -s "$tmp/ref.modules" "$tmp/smp.modules"; then
   echo "== outcomes differ:"
   diff "$tmp/ref.modules" "$tmp/smp.modules" | head -n 20
@@ -95,13 +87,11 @@ if ! cmp -s "$tmp/ref.cases" "$tmp/smp.cases" || ! cmp -s "$tmp/ref.modules" "$t
   # shellcheck disable=SC2086
   run_suite smp2 "$LIB" $again
   if ! cmp -s "$tmp/ref2.cases" "$tmp/smp2.cases" || ! cmp -s "$tmp/ref2.modules" "$tmp/smp2.modules"; then
-    echo "FAIL: outcomes differ under the preload, twice:"
+    fail "outcomes differ under the preload, twice:"
     diff "$tmp/ref2.modules" "$tmp/smp2.modules" | head -n 20
     diff "$tmp/ref2.cases" "$tmp/smp2.cases" | head -n 40
-    fails=1
   else
     echo "the second run agrees: the first difference was not the allocator's"
   fi
 fi
-echo "t_suite_python: $fails failed"
-[ $fails -eq 0 ]
+finish

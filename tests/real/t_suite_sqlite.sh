@@ -7,15 +7,10 @@
 # a big page cache (every page a malloc).  The output must be identical to
 # the output without the preload.  The file database also runs in checked
 # mode (SMPALLOC_CHECKED=1); with TRUST_LONG=1 both do.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-[ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-command -v sqlite3 >/dev/null || { echo "sqlite3 is not installed (apt-get install sqlite3)"; exit 77; }
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$LIB"
+need_cmd sqlite3 "apt-get install sqlite3"
 N=200000; [ "${TRUST_LONG:-0}" = 1 ] && N=500000
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 
 cat >"$tmp/work.sql" <<SQL
 PRAGMA journal_mode = DELETE;
@@ -66,9 +61,8 @@ run_sqlite() {
 }
 compare() { # label ref got rc
   if [ "$4" -ne 0 ] || [ "$2" != "$3" ]; then
-    echo "FAIL: $1: output differs under the preload (exit $4)"
+    fail "$1: output differs under the preload (exit $4)"
     diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -n 20
-    fails=$((fails + 1))
   else
     echo "ok   $1: identical ($(printf '%s\n' "$3" | grep -c '') lines)"
   fi
@@ -77,7 +71,7 @@ for db in file memory; do
   ref=$(run_sqlite $db ""); rrc=$?
   echo "== $db database, reference (exit $rrc):"; printf '%s\n' "$ref" | cut -c1-160 | head -n 60
   if [ $rrc -ne 0 ] || [ "$(printf '%s\n' "$ref" | grep -c '')" -lt 60 ] || ! grep -qx ok <<<"$ref"; then
-    echo "FAIL: the reference run failed"; fails=$((fails + 1)); continue
+    fail "the reference run failed"; continue
   fi
   got=$(run_sqlite $db "$LIB"); grc=$?
   compare "$db database, preload" "$ref" "$got" $grc
@@ -86,5 +80,4 @@ for db in file memory; do
     compare "$db database, preload, checked mode" "$ref" "$got" $grc
   fi
 done
-echo "t_suite_sqlite: $fails failed"
-[ $fails -eq 0 ]
+finish

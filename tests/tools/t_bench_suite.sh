@@ -16,18 +16,12 @@
 #     well-formed SVG; then, when build/smpbench works, runs one small real
 #     workload through it.
 # Run from the repository root (tests/run.sh does); exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 
 S=build/suite
-LIB=$PWD/build/libsmpalloc.so
-BAD=$PWD/$S/badmalloc.so
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-for f in "$LIB" "$BAD"; do
-  [ -f "$f" ] || { echo "FAIL: $f is missing (make lib suite-bins)"; exit 1; }
-done
+LIB=$ROOT/build/libsmpalloc.so
+BAD=$ROOT/$S/badmalloc.so
+need "$LIB" "$BAD"
 
 # name | program | small parameters | caught by badmalloc (1) or not (0)
 # cache-scratch and cache-thrash hold one block at a time per thread, so a
@@ -122,8 +116,6 @@ done
 # "beta" fails under jemalloc and smpalloc is slow there (2.0x glibc,
 # mimalloc 0.5x); "gamma" is what the fake does for prodcons-rss: it exits 1
 # without a CSV.
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/build/suite"
 cat >"$tmp/build/smpbench" <<'EOF'
 #!/usr/bin/env bash
@@ -194,9 +186,4 @@ else
   echo "note: build/smpbench missing or not working; skipped the real run.sh run"
 fi
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-echo "all bench-suite checks passed"
-exit 0
+finish

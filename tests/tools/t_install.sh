@@ -15,18 +15,10 @@
 #  5. make uninstall removes every file again (and succeeds on an empty tree).
 #  6. The man pages render without warnings.
 # Run from the repository root (tests/run.sh does); 0 pass, 77 skip, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 # Not the parent make's jobserver or flags (make test runs us).
 unset MAKEFLAGS MFLAGS MAKELEVEL
 unset PKG_CONFIG_SYSROOT_DIR
-fails=0 skipped=()
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
 
 # The build's own idea of the names.
 read -r VERSION SONAME TOOL_BINS < <(make -s --no-print-directory \
@@ -192,14 +184,4 @@ else
   skipped+=("man/groff are not installed: man pages not checked")
 fi
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-if [ ${#skipped[@]} -ne 0 ]; then
-  msg=$(printf '%s; ' "${skipped[@]}")
-  echo "skipped: ${msg%; }"
-  exit 77
-fi
-echo "all install checks passed"
-exit 0
+finish

@@ -16,24 +16,14 @@
 #    a missing library is one line and exit 127; the library next to the
 #    launcher (the build/smpalloc layout) is found.
 # Run from the repository root (tests/run.sh does); 0 pass, 77 skip, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-ROOT=$(pwd -P)
-for v in $(compgen -v SMPALLOC_); do unset "$v"; done
-unset LD_PRELOAD MAKEFLAGS MFLAGS MAKELEVEL
-fails=0 skipped=()
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+# Not the parent make's jobserver or flags (make test runs us).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 S=$ROOT/tools/smpalloc
-LIB=$ROOT/build/libsmpalloc.so
-if [ ! -f "$LIB" ]; then echo "FAIL: $LIB is missing (make lib)"; exit 1; fi
-if [ ! -x "$S" ]; then echo "FAIL: $S is missing or not executable"; exit 1; fi
+need "$LIB" "$S"
 VERSION=$(make -s --no-print-directory --eval '_t_launcher_v: ; @echo $(VERSION)' _t_launcher_v)
-
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
 ulimit -c 0
 
 # ---- preloading --------------------------------------------------------------
@@ -175,14 +165,4 @@ rm "$tmp/bt/libsmpalloc.so"
 out=$("$tmp/bt/smpalloc" true 2>&1); rc=$?
 [ "$rc" -eq 127 ] && [[ "$out" == smpalloc:* ]] || fail "launcher without a library near it: exit $rc, '$out'"
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-if [ ${#skipped[@]} -ne 0 ]; then
-  msg=$(printf '%s; ' "${skipped[@]}")
-  echo "skipped: ${msg%; }"
-  exit 77
-fi
-echo "all launcher checks passed"
-exit 0
+finish

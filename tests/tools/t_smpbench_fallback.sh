@@ -5,14 +5,9 @@
 # --sw-counters skips the counters silently; unforced, the output must be
 # one of the two consistent forms whatever this machine allows.
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 SMPBENCH=build/smpbench
-[ -x "$SMPBENCH" ] || { echo "FAIL: $SMPBENCH is missing (make test builds it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+need "$SMPBENCH"
 MSG_FORCED="smpbench: hardware counters unavailable (refused by SMPBENCH_FORCE_NO_HW): showing software counters"
 SW_ROWS="wall_time peak_rss cpu_time user_time sys_time page_faults ctx_switches"
 HW_ROWS="wall_time peak_rss cpu_cycles instructions cache_references cache_misses branch_misses"
@@ -63,5 +58,4 @@ else
   echo "note: this machine grants hardware counters"
 fi
 
-[ "$fails" -eq 0 ] && echo "all fallback checks passed"
-[ "$fails" -eq 0 ]
+finish

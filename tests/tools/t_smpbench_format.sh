@@ -8,18 +8,11 @@
 #   3. The JSON and SVG written from the same samples are well-formed and
 #      carry the numbers (checked with python3 when it is installed).
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 DATA=tests/tools/data/smpbench
 SMPBENCH=build/smpbench
-FMT=build/tests/smpbench_format
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-for b in "$SMPBENCH" "$FMT"; do
-  [ -x "$b" ] || { echo "FAIL: $b is missing (make test builds it)"; exit 1; }
-done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+FMT=$BIN
+need "$SMPBENCH" "$FMT"
 
 # 1. the seed post's table
 if "$FMT" >"$tmp/seed.txt"; then
@@ -72,5 +65,4 @@ PY
 else
   echo "note: python3 not installed, JSON/SVG contents not checked"
 fi
-[ "$fails" -eq 0 ] && echo "all format checks passed"
-[ "$fails" -eq 0 ]
+finish

@@ -11,25 +11,17 @@
 # them all - so the counter followed the threads - and no more than
 # rusage's page_faults, which also include the faults before exec.
 # Exit 0 pass, 77 skip (perf_event_open refused even software events).
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 SMPBENCH=build/smpbench
-PROG=build/tests/smpbench_perf
-for b in "$SMPBENCH" "$PROG"; do
-  [ -x "$b" ] || { echo "FAIL: $b is missing (make test builds it)"; exit 1; }
-done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+PROG=$BIN
+need "$SMPBENCH" "$PROG"
 
 for mode in 1 separate; do
   SMPBENCH_TEST_PERF_SW=$mode "$SMPBENCH" --color never --runs 3 --warmup 0 \
     --allocs glibc --csv "$tmp/$mode.csv" -- "$PROG" >"$tmp/$mode.out" 2>"$tmp/$mode.err"
   rc=$?
   if grep -q "counters unavailable" "$tmp/$mode.err"; then
-    echo "perf_event_open refuses software events here: $(cat "$tmp/$mode.err")"
-    exit 77
+    skip "perf_event_open refuses software events here: $(cat "$tmp/$mode.err")"
   fi
   [ "$rc" -eq 0 ] || { fail "mode $mode: exit status $rc"; cat "$tmp/$mode.err"; continue; }
   grep -q '^  instructions ' "$tmp/$mode.out" || fail "mode $mode: no counter rows"
@@ -47,5 +39,4 @@ for mode in 1 separate; do
   ' "$tmp/$mode.csv" || fail "mode $mode: counts wrong"
 done
 
-[ "$fails" -eq 0 ] && echo "all perf plumbing checks passed"
-[ "$fails" -eq 0 ]
+finish

@@ -11,15 +11,10 @@
 #   - --help documents every option; --csv and --json carry every run
 # No timing: every check is on counts, names and order.
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 SMPBENCH=build/smpbench
-[ -x "$SMPBENCH" ] || { echo "FAIL: $SMPBENCH is missing (make test builds it)"; exit 1; }
+need "$SMPBENCH"
 ulimit -c 0                     # the SIGSEGV case must not write a core
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # has FILE LINE: FILE holds exactly this line
 has() { grep -Fxq -- "$2" "$1" || { fail "$1 lacks the line: $2"; sed 's/^/    | /' "$1"; }; }
 sb() { "$SMPBENCH" --color never "$@"; }
@@ -148,5 +143,4 @@ for o in $opts; do
 done
 grep -q SMPBENCH_FORCE_NO_HW "$tmp/help.out" || fail "--help does not document SMPBENCH_FORCE_NO_HW"
 
-[ "$fails" -eq 0 ] && echo "all run checks passed"
-[ "$fails" -eq 0 ]
+finish

@@ -7,26 +7,11 @@
 # back (the cancelled threads' caches were given back by the key
 # destructor).  Runs under LD_PRELOAD (plain and checked mode) and with the
 # smp_* names; `timeout 120` bounds a deadlock.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
-for f in build/tests/cancel build/tests/cancel_prefix "$LIB"; do
-  [ -e "$f" ] || { echo "FAIL: $f is missing (make test-bins lib)"; exit 1; }
-done
+. "$(dirname "$0")/../lib.sh" || exit 2
+need "$BIN" "${BIN}_prefix" "$LIB"
 if [ "${TRUST_LONG:-0}" = 1 ]; then args=(1000 6); else args=(150 4); fi
-fails=0
-run() { # label, command...
-  local label=$1; shift
-  echo "== $label: $*"
-  local out rc
-  out=$(timeout 120 "$@" 2>&1)
-  rc=$?
-  printf '%s\n' "$out" | tail -n 20
-  if [ $rc -eq 124 ]; then echo "FAIL: $label: no progress within 120 s (deadlock?)"; fails=$((fails + 1))
-  elif [ $rc -ne 0 ] || ! grep -q ': ok:' <<<"$out"; then echo "FAIL: $label (exit $rc)"; fails=$((fails + 1)); fi
-}
-run "preload" env LD_PRELOAD="$LIB" build/tests/cancel "${args[@]}"
-run "preload, checked mode" env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" build/tests/cancel "${args[@]}"
-run "smp_* names" build/tests/cancel_prefix "${args[@]}"
-echo "t_cancel: $fails failed"
-[ $fails -eq 0 ]
+run() { check_run -t 120 -n 20 -o ': ok:' "$@"; }
+run "preload" env LD_PRELOAD="$LIB" "$BIN" "${args[@]}"
+run "preload, checked mode" env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$BIN" "${args[@]}"
+run "smp_* names" "${BIN}_prefix" "${args[@]}"
+finish

@@ -11,9 +11,8 @@
 # bash tests/trust/t_checked.sh --cost [runs]: build/seed with and without
 # SMPALLOC_CHECKED=1, interleaved (10 runs each), prints the median ratio
 # (informational, never asserted; `make checked-cost`).
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
+. "$(dirname "$0")/../lib.sh" || exit 2
+# badfree.c is t_badfree's program.
 PROG=build/tests/badfree
 
 if [ "${1:-}" = --cost ]; then
@@ -34,37 +33,16 @@ if [ "${1:-}" = --cost ]; then
   exit 0
 fi
 
-for f in "$PROG" "$LIB"; do
-  [ -e "$f" ] || { echo "FAIL: $f is missing (make test-bins lib)"; exit 1; }
-done
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+need "$PROG" "$LIB"
 
-# check mode call problem-regex
+# check mode call problem-regex: the line names the call as "call(" and the
+# address with 0x.
 check() {
-  local mode=$1 call=$2 problem=$3 out rc addr nlines line tok ok=0 why=""
-  out=$(env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$PROG" "$mode" 2>"$tmp/err")
-  rc=$?
-  addr=$(sed -n 's/^addr \(0x[0-9a-fA-F]*\)$/\1/p' <<<"$out" | head -n 1)
-  nlines=$(grep -c '' "$tmp/err")
-  line=$(head -n 1 "$tmp/err")
-  if [ "$rc" -ne 134 ]; then why="exit status $rc, not 134 (SIGABRT)"
-  elif [ -z "$addr" ]; then why="no address announced"
-  elif [ "$nlines" -ne 1 ]; then why="$nlines lines on stderr, want 1"
-  elif [[ $line != smpalloc:* ]]; then why="the line does not start with smpalloc:"
-  elif ! grep -Eq "(^|[^A-Za-z0-9_])$call\\(" <<<"$line"; then why="does not name $call()"
-  elif ! grep -Eq "$problem" <<<"$line"; then why="does not name the problem ($problem)"
+  local mode=$1 call=$2 problem=$3
+  if expect_abort "$call\\(" "$problem" '0x[0-9a-fA-F]+' env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$PROG" "$mode"; then
+    echo "ok   $mode: $LINE"
   else
-    why="address $addr not in the message"
-    for tok in $(grep -oE '0x[0-9a-fA-F]+' <<<"$line"); do
-      if [ $((tok)) -eq $((addr)) ]; then ok=1; why=""; fi
-    done
-  fi
-  if [ $ok -eq 1 ]; then
-    echo "ok   $mode: $line"
-  else
-    echo "FAIL $mode: $why"; printf '     | %s\n' "$out" "$(cat "$tmp/err")"; fails=$((fails + 1))
+    echo "FAIL $mode: $WHY"; printf '     | %s\n' "$OUT" "$ERR"; fails=$((fails + 1))
   fi
 }
 
@@ -87,5 +65,4 @@ for mode in double_later uaf_write unhanded; do
   bash -c '"$@"' _ env SMPALLOC_CHECKED=0 LD_PRELOAD="$LIB" "$PROG" "$mode" >"$tmp/out" 2>&1; rc=$?
   echo "note without checked mode, $mode: exit $rc, $(grep -m1 -E 'smpalloc:|survived' "$tmp/out" || echo '-')"
 done
-echo "t_checked: $fails failed"
-[ $fails -eq 0 ]
+finish

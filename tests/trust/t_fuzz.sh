@@ -8,46 +8,30 @@
 #      starting from it, new inputs going to a scratch directory.
 # Any crash, model mismatch or UBSan report fails.  Without libFuzzer the
 # replay still runs and the test skips (77) with the reason.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 REPLAY=build/tests/fuzz_alloc_replay
 FUZZ=build/tests/fuzz_alloc
 CORPUS=tests/trust/corpus/fuzz_alloc
 if [ "${TRUST_LONG:-0}" = 1 ]; then secs=${FUZZ_SECONDS:-300}; nrand=3000; else secs=${FUZZ_SECONDS:-20}; nrand=150; fi
-[ -x "$REPLAY" ] || { echo "FAIL: $REPLAY is missing (make test-bins)"; exit 1; }
+need "$REPLAY"
 [ -d "$CORPUS" ] || { echo "FAIL: $CORPUS is missing"; exit 1; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
-step() { # label, command...
-  local label=$1; shift
-  echo "== $label: $*"
-  "$@" >"$tmp/out" 2>&1
-  local rc=$?
-  tail -n 25 "$tmp/out"
-  if [ $rc -ne 0 ] || grep -q 'runtime error' "$tmp/out"; then
-    echo "FAIL: $label (exit $rc)"; fails=$((fails + 1)); return 1
-  fi
-}
+step() { check_run -n 25 -x 'runtime error' "$@"; }
 
 ncorpus=$(find "$CORPUS" -type f | wc -l)
 step "replay corpus ($ncorpus inputs)" "$REPLAY" "$CORPUS"
 step "random inputs" "$REPLAY" --random "$nrand" "${FUZZ_SEED:-20261130}"
 
 if [ ! -x "$FUZZ" ]; then
-  echo "t_fuzz: $fails failed"
-  [ $fails -eq 0 ] || exit 1
-  if [ -f "$FUZZ.skip" ]; then cat "$FUZZ.skip"; else echo "$FUZZ was not built (make test-bins)"; fi
-  exit 77
+  if [ -f "$FUZZ.skip" ]; then skipped+=("$(cat "$FUZZ.skip")"); else skipped+=("$FUZZ was not built (make test-bins)"); fi
+  finish
 fi
 mkdir -p build/fuzz-artifacts "$tmp/new"
 step "libFuzzer replay" "$FUZZ" -runs=0 -artifact_prefix=build/fuzz-artifacts/ "$CORPUS"
 if step "libFuzzer, $secs s" "$FUZZ" -max_total_time="$secs" -max_len=1024 -rss_limit_mb=4096 \
      -print_final_stats=1 -artifact_prefix=build/fuzz-artifacts/ "$tmp/new" "$CORPUS"; then
-  runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$tmp/out")
+  runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' <<<"$OUT")
   echo "fuzzed: ${runs:-?} inputs, $(find "$tmp/new" -type f | wc -l) new corpus entries (not kept)"
 fi
-echo "t_fuzz: $fails failed"
-[ $fails -eq 0 ]
+finish

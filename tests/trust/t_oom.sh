@@ -7,26 +7,10 @@
 # (memory the allocator keeps cached must go back to the kernel when mmap
 # fails), a 32 MiB block, and filling up again reaches 3/4 of the first
 # round.  Run with LD_PRELOAD and with the static link.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=${SMP_LIB:-$PWD/build/libsmpalloc.so}
+. "$(dirname "$0")/../lib.sh" || exit 2
 LIMIT_KB=${OOM_LIMIT_KB:-204800}
-fails=0
-for f in build/tests/oom build/tests/oom_static "$LIB"; do
-  [ -e "$f" ] || { echo "FAIL: $f is missing (make test-bins lib)"; exit 1; }
-done
-run() { # label, command...
-  local label=$1; shift
-  echo "== $label (ulimit -v $LIMIT_KB): $*"
-  local out rc
-  out=$(ulimit -v "$LIMIT_KB" && "$@" 2>&1)
-  rc=$?
-  printf '%s\n' "$out"
-  if [ $rc -ne 0 ] || ! grep -qx 'oom: ok' <<<"$out"; then
-    echo "FAIL: $label (exit $rc)"; fails=$((fails + 1))
-  fi
-}
-run preload env LD_PRELOAD="$LIB" build/tests/oom 3
-run static build/tests/oom_static 3
-echo "t_oom: $fails failed"
-[ $fails -eq 0 ]
+need "$BIN" "${BIN}_static" "$LIB"
+run() { local label=$1; shift; check_run -v "$LIMIT_KB" -o '^oom: ok$' "$label (ulimit -v $LIMIT_KB)" "$@"; }
+run preload env LD_PRELOAD="$LIB" "$BIN" 3
+run static "${BIN}_static" 3
+finish
