@@ -64,14 +64,10 @@ $(LIB_A): $(LIB_OBJS)
 	$(OBJCOPY) --localize-hidden $(BUILD)/obj/smpalloc.o
 	$(AR) rcs $@ $(BUILD)/obj/smpalloc.o
 
-include tests/tests.mk
 include tools/tools.mk
 include bench/bench.mk
 include mk/install.mk
-include tests/trust.mk
--include tests/trust/harden.mk
--include tests/tools/newcomer.mk
--include tests/mem/large_reuse.mk
+include tests/tests.mk
 
 .PHONY: tools
 tools: $(TOOL_BINS) $(BENCH_BINS)

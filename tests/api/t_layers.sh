@@ -4,10 +4,9 @@
 # #include lines of src/ (who sees whom), every arrow between two files of
 # the core must go down the table below: no circle, no call back up.  A new
 # file must be placed in the table, or the test fails.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }
-ls build/obj/alloc.o >/dev/null 2>&1 || { echo "FAIL: build/obj is missing (make lib)"; exit 1; }
+. "$(dirname "$0")/../lib.sh" || exit 2
+need_cmd python3
+[ -f build/obj/alloc.o ] || { echo "FAIL: build/obj is missing (make lib)"; exit 1; }
 python3 - <<'PY'
 import glob, os, re, subprocess, sys
 # Rank of each file: arrows may only point to a lower rank.
@@ -35,3 +34,5 @@ print(f'{len(mods)} files, {len(edges)} arrows between them, {len(up)} not going
 for f in fails: print('FAIL:', f)
 sys.exit(1 if fails else 0)
 PY
+[ $? -eq 0 ] || fail "the layers"
+finish

@@ -4,9 +4,8 @@
 # almost no page faults, and a 20 MiB request grows the longest cached
 # block by moving its pages (tests/mem/mem_large_reuse.c says the bounds).
 # The purge delay is raised so that nothing expires between the steps.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
-LIB=$PWD/build/libsmpalloc.so
-BIN=build/tests/mem_large_reuse
-for f in "$LIB" "$BIN"; do [ -e "$f" ] || { echo "FAIL: $f is missing (make test-bins)"; exit 1; }; done
-env -u SMPALLOC_PURGE_THRESHOLD SMPALLOC_PURGE_DELAY_MS=10000 LD_PRELOAD="$LIB" "$BIN"
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+need "$BIN" "$LIB"
+check_run "smpalloc" env SMPALLOC_PURGE_DELAY_MS=10000 LD_PRELOAD="$LIB" "$BIN"
+finish

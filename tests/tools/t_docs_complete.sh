@@ -11,18 +11,12 @@
 #     in its --help, in smpalloc(1) and in the README;
 #   - the README's static and shared link lines (-Iinclude), run in a
 #     folder that has the repository's include/ and build/, build
-#     tests/consumer_install.c (the smp_* names and malloc) into programs
+#     tests/tools/install.c (the smp_* names and malloc) into programs
 #     that run and are served by smpalloc.
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 ROOT=$(pwd -P)
 unset LD_PRELOAD LD_LIBRARY_PATH
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 # roff source without its escapes, for plain-text searches
 unroff() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$1"; }
 
@@ -77,7 +71,7 @@ echo "checks: the README's link lines"
 mkdir "$tmp/w"
 ln -s "$ROOT/include" "$tmp/w/include"
 ln -s "$ROOT/build" "$tmp/w/build"
-cp tests/consumer_install.c "$tmp/w/prog.c"
+cp tests/tools/install.c "$tmp/w/prog.c"
 static=$(grep -E '^gcc -Iinclude prog\.c build/libsmpalloc\.a -lpthread +# static$' README.md)
 shared=$(grep -E '^gcc -Iinclude prog\.c -Lbuild -lsmpalloc +# shared \(run with LD_LIBRARY_PATH=build\)$' README.md)
 if [ -z "$static" ] || [ -z "$shared" ]; then

@@ -11,18 +11,12 @@
 #      (libfake-1.0.so), `make bench` again has a [fake-1.0] row;
 #   3. `make test` can follow: make -n test resolves and ends in tests/run.sh.
 # Exit 0 pass, 77 skip (not a git checkout), else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 ROOT=$(pwd -P)
 unset MAKEFLAGS MFLAGS MAKELEVEL     # not the parent make's jobserver
 if ! command -v git >/dev/null || ! git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
   echo "not a git checkout (or no git): nothing to clone"; exit 77
 fi
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 
 C=$tmp/w/clone
 echo "checks: make bench in a fresh clone of $ROOT (in $C)"

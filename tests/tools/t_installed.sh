@@ -7,7 +7,7 @@
 #   2. a program linked with the installed library, without an rpath, does
 #      not start (the loader cannot find libsmpalloc.so.0); the README's
 #      rpath line builds one that starts and is served by smpalloc
-#      (tests/consumer_install.c as prog.c), and so does the README's
+#      (tests/tools/install.c as prog.c), and so does the README's
 #      LD_LIBRARY_PATH line for the one without; the static line needs
 #      neither;
 #   3. the installed smpbench preloads the installed library (its default,
@@ -18,18 +18,11 @@
 #      /usr/local/lib (checked where /etc/ld.so.conf.d/libc.conf exists);
 #   6. `make uninstall PREFIX=$HOME/.local` leaves no file.
 # Exit 0 pass, 77 skip (pkg-config missing), else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 ROOT=$(pwd -P)
 unset MAKEFLAGS MFLAGS MAKELEVEL LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH
 for v in $(compgen -v SMPALLOC_); do unset "$v"; done
 command -v pkg-config >/dev/null || { echo "pkg-config is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 export HOME=$tmp/home
 P=$HOME/.local
 mkdir -p "$HOME" "$tmp/w"
@@ -51,7 +44,7 @@ run_line "$line" || { cat "$tmp/out"; echo "FAIL: $line"; exit 1; }
 ok "$line"
 
 echo "checks: 2. a program linked with the installed library"
-cp tests/consumer_install.c "$tmp/w/prog.c"
+cp tests/tools/install.c "$tmp/w/prog.c"
 export PKG_CONFIG_PATH=$P/lib/pkgconfig
 line=$(readme '^export PKG_CONFIG_PATH=\$HOME/\.local/lib/pkgconfig') || exit 1
 [ "$line" = 'export PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig' ] || fail "README's PKG_CONFIG_PATH line is '$line'"

@@ -3,7 +3,7 @@
 # up to 1 MiB, runs of 64 KiB granules carved from 4 MiB chunks; beyond,
 # each mapped alone (tests/tools/large_runs.c, linked with the archive).
 # Exit 0 pass, else fail.
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 BIN=build/tests/large_runs
 [ -x "$BIN" ] || { echo "FAIL: $BIN is missing (make test builds it)"; exit 1; }
 echo "checks: bytes mapped grow by whole 4 MiB chunks for blocks up to 1 MiB, by each block's own 64 KiB-rounded mapping beyond"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_launcher_cli: the launcher tools/smpalloc as a newcomer meets it
-# (tests/t_launcher.sh has the preloading itself):
+# (tests/tools/t_launcher.sh has the preloading itself):
 #   - -h is --help; an unknown option names the nearest known one;
 #   - a command that cannot run is one line in the launcher's words, not
 #     the shell's: not found 127, a directory or a file without execute
@@ -14,17 +14,11 @@
 #   - --stats=each: each process's report as it exits, named by program and
 #     pid.
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 for v in $(compgen -v SMPALLOC_); do unset "$v"; done
 unset LD_PRELOAD
 S=$(pwd -P)/tools/smpalloc
 [ -f build/libsmpalloc.so ] || { echo "FAIL: build/libsmpalloc.so is missing (make lib)"; exit 1; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 # run ARGS...: the launcher; sets RC, OUT, ERR
 run() { "$S" "$@" >"$tmp/out" 2>"$tmp/err"; RC=$?; OUT=$(cat "$tmp/out"); ERR=$(cat "$tmp/err"); }
 one_line() { [ -n "$ERR" ] && [ "$(wc -l <<<"$ERR")" -eq 1 ]; }

@@ -14,15 +14,11 @@
 #   - the verbose start-up line and the statistics name the program and
 #     its pid (bash -c 'echo $$' prints the pid they must name).
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 for v in $(compgen -v SMPALLOC_); do unset "$v"; done
 unset LD_PRELOAD
 LIB=$(pwd -P)/build/libsmpalloc.so
 [ -f "$LIB" ] || { echo "FAIL: $LIB is missing (make lib)"; exit 1; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 
 # warns VAR=VALUE PATTERN: `true` under the library prints exactly one
 # line on stderr, and it matches the glob PATTERN.

@@ -12,19 +12,13 @@
 #   - unknown options and allocator names get the nearest known one,
 #     ambiguous and argument-less options are said so;
 #   - --alloc with a known label takes its place (--list-allocs shows it);
-#   - --version (tests/t_smpbench_run.sh checks that --help documents every
+#   - --version (tests/tools/t_smpbench_run.sh checks that --help documents every
 #     long option).
 # No timing: every check is on exit status, messages and files.
 # Exit 0 pass, else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 SMPBENCH=build/smpbench
 [ -x "$SMPBENCH" ] || { echo "FAIL: $SMPBENCH is missing (make test builds it)"; exit 1; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 VERSION=$(make -s --no-print-directory --eval '_t_v: ; @echo $(VERSION)' _t_v)
 # refused WANT-LINES PATTERN... -- ARGS...: smpbench ARGS exits 2 before
 # running anything (the command, when it runs, creates $tmp/ran), with

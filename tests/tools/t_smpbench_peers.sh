@@ -17,19 +17,12 @@
 #   - the real ../shared/peers, when this checkout has one: every build in
 #     it is in the default list.
 # Exit 0 pass, 77 when dpkg-query is missing (the rest passed), else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 ROOT=$(pwd -P)
 SMPBENCH=build/smpbench
 for f in "$SMPBENCH" build/libsmpalloc.so build/suite/mleak; do
   [ -e "$f" ] || { echo "FAIL: $f is missing (make test builds it)"; exit 1; }
 done
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
-fails=0 skipped=()
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
 mkdir "$tmp/empty"
 export SMPBENCH_LIB_DIRS=$tmp/empty     # no Debian peers unless said
 # labels ARGS...: the labels smpbench --list-allocs prints, space-separated

@@ -1,0 +1,60 @@
+/*
+ * internal.c - exhaustive checks of the allocator's internal
+ * arithmetic, compiled together with the core sources (-Isrc):
+ *   - class_of(n) and the table class_by8 agree with the class
+ *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
+ *     whose size is >= n;
+ *   - the one-multiply block-start test (class_block_index, sizeclass.h) says
+ *     "start" exactly for offsets that are whole multiples of the class
+ *     size, with the right index, for every class and every offset of a
+ *     slab; every class from 16 bytes on is a multiple of 16 (16-aligned
+ *     blocks) and its bitmap fits the chunk's room for it.
+ *   - class_aligned(n, a) gives a class whose size is a multiple of a.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chunk.h"
+#include "sizeclass.h"
+
+static unsigned long failures;
+#define CHECK(c, ...) \
+  do { if (!(c) && failures++ < 20) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+int main(void) {
+  unsigned long checks = 0;
+  for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
+    unsigned c = class_of(n);
+    checks++;
+    CHECK(c < SMP_NCLASS, "class_of(%zu) = %u out of range", n, c);
+    if (c >= SMP_NCLASS) continue;
+    CHECK(class_table[c].size >= n, "class_of(%zu): size %u too small", n, class_table[c].size);
+    CHECK(c == 0 || class_table[c - 1].size < (n ? n : 1), "class_of(%zu) = %u not the smallest", n, c);
+    if (n <= 1024) CHECK(class_by8[(n + 7) >> 3] == c, "by8 table disagrees at %zu", n);
+  }
+  for (unsigned c = 0; c < SMP_NCLASS; c++) {
+    const class_info_t *ci = &class_table[c];
+    uint32_t all = SMP_SLAB_SIZE / ci->size;
+    CHECK(ci->count == all && ci->last == (all - 1) * ci->size, "blocks of class %u", c);
+    CHECK(ci->size == 8 || ci->size % 16 == 0, "class %u (size %u) is not 16-aligned", c, ci->size);
+    CHECK((all + 63) / 64 <= SMP_BITMAP_WORDS, "bitmap room of class %u", c);
+    for (uint32_t off = 0; off < SMP_SLAB_SIZE; off++) {
+      uint32_t idx;
+      bool want = off % ci->size == 0;
+      bool got = class_block_index(off, ci, &idx);
+      checks++;
+      CHECK(want == got, "class %u (size %u): offset %u start=%d, test says %d", c, ci->size, off,
+            want, got);
+      CHECK(!want || idx == off / ci->size, "class %u: index of offset %u", c, off);
+    }
+  }
+  for (size_t a = 16; a <= SMP_SMALL_MAX; a *= 2)
+    for (size_t n = 0; n <= SMP_SMALL_MAX; n += 7) {
+      unsigned c = class_aligned(n, a);
+      checks++;
+      CHECK(c < SMP_NCLASS && class_table[c].size % a == 0 && class_table[c].size >= n,
+            "class_aligned(%zu, %zu) = %u", n, a, c);
+    }
+  printf("internal: %lu checks, %lu failed\n", checks, failures);
+  return failures != 0;
+}

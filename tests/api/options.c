@@ -1,0 +1,155 @@
+/* options: the program t_options.sh runs under LD_PRELOAD=libsmpalloc.so
+ * (or linked with libsmpalloc.a) to see what each SMPALLOC_* option does.
+ *
+ *   options plain        writes "main-start" and "main-done" on stderr around
+ *                        some allocations, prints "ok" on stdout, exits 0
+ *   options doublefree   free(a); free(b); free(a) - a double free that is
+ *                        not immediate; prints "survived" if not stopped
+ *   options slots        prints smp_stats_get()'s slot count (the library's
+ *                        smp_stats_get, found with dlsym)
+ *   options purge        allocates 64 MiB in 1000-byte blocks, touches them,
+ *                        frees them all, and prints "peak=R0 after=R1": the
+ *                        resident set (bytes) before and right after the
+ *                        frees, with no other call in between
+ *   options idle         allocates 160 MiB of the same blocks, touches them,
+ *                        frees them all and prints "start=R0 peak=R1
+ *                        after=R2": what a program that then goes idle
+ *                        (no allocator call) holds
+ *   options burst        32 MiB of the same blocks allocated, freed and
+ *                        allocated again at once; prints "faults1=F1 faults2=F2 peak1=R1
+ *                        peak2=R2": minor page faults taken by each round of
+ *                        allocation and the resident set after each
+ *
+ * Built with -fno-builtin-malloc -fno-builtin-free so every call reaches the
+ * allocator. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "smpalloc.h"
+
+static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+
+/* Resident bytes, from /proc/self/statm, without allocating. */
+static size_t rss_bytes(void) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+  if (fd >= 0) close(fd);
+  unsigned long size, resident;
+  if (n <= 0) {
+    say("options: cannot read /proc/self/statm\n");
+    exit(2);
+  }
+  buf[n] = '\0';
+  if (sscanf(buf, "%lu %lu", &size, &resident) != 2) exit(2);
+  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+#define PURGE_BLOCK 1000
+#define PURGE_COUNT ((64u << 20) / PURGE_BLOCK)
+static void *blocks[PURGE_COUNT];
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "plain";
+  say("main-start\n");
+  if (strcmp(mode, "plain") == 0) {
+    static void *p[1000];
+    for (int round = 0; round < 3; round++) {
+      for (size_t i = 0; i < 1000; i++) {
+        p[i] = malloc(i * 37 % 5000 + 1);
+        if (p[i] == NULL) return 1;
+        memset(p[i], (int)i, i * 37 % 5000 + 1);
+      }
+      void *big = malloc(3u << 20);
+      if (big == NULL) return 1;
+      memset(big, 1, 3u << 20);
+      free(big);
+      for (size_t i = 0; i < 1000; i++) free(p[(i * 7) % 1000]);
+    }
+    say("main-done\n");
+    puts("ok");
+    return 0;
+  }
+  if (strcmp(mode, "doublefree") == 0) {
+    char *a = malloc(48), *b = malloc(48);
+    if (a == NULL || b == NULL) return 1;
+    free(a);
+    free(b);
+    free(a);
+    say("main-done\n");
+    puts("survived");
+    return 0;
+  }
+  if (strcmp(mode, "slots") == 0) {
+    int (*get)(smp_stats_t *) = (int (*)(smp_stats_t *))dlsym(RTLD_DEFAULT, "smp_stats_get");
+    if (get == NULL) {
+      fprintf(stderr, "options: smp_stats_get is not exported\n");
+      return 3;
+    }
+    smp_stats_t st;
+    if (get(&st) != 0) {
+      fprintf(stderr, "options: smp_stats_get failed\n");
+      return 3;
+    }
+    say("main-done\n");
+    printf("%zu\n", st.slots);
+    return 0;
+  }
+  if (strcmp(mode, "idle") == 0) {
+    size_t n = 5 * (PURGE_COUNT / 2), start = rss_bytes();
+    void **v = malloc(n * sizeof *v);
+    if (v == NULL) return 1;
+    for (size_t i = 0; i < n; i++) {
+      if ((v[i] = malloc(PURGE_BLOCK)) == NULL) return 1;
+      memset(v[i], 0x5a, PURGE_BLOCK);
+    }
+    size_t peak = rss_bytes();
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+    size_t after = rss_bytes();
+    say("main-done\n");
+    printf("start=%zu peak=%zu after=%zu\n", start, peak, after);
+    return 0;
+  }
+  if (strcmp(mode, "burst") == 0) {
+    long faults[2];
+    size_t peak[2];
+    for (int round = 0; round < 2; round++) {
+      struct rusage r0, r1;
+      getrusage(RUSAGE_SELF, &r0);
+      for (size_t i = 0; i < PURGE_COUNT / 2; i++) {
+        blocks[i] = malloc(PURGE_BLOCK);
+        if (blocks[i] == NULL) return 1;
+        memset(blocks[i], 0x5a, PURGE_BLOCK);
+      }
+      getrusage(RUSAGE_SELF, &r1);
+      faults[round] = r1.ru_minflt - r0.ru_minflt;
+      peak[round] = rss_bytes();
+      if (round == 0)
+        for (size_t i = 0; i < PURGE_COUNT / 2; i++) free(blocks[i]);
+    }
+    say("main-done\n");
+    printf("faults1=%ld faults2=%ld peak1=%zu peak2=%zu\n", faults[0], faults[1], peak[0], peak[1]);
+    return 0;
+  }
+  if (strcmp(mode, "purge") == 0) {
+    for (size_t i = 0; i < PURGE_COUNT; i++) {
+      blocks[i] = malloc(PURGE_BLOCK);
+      if (blocks[i] == NULL) return 1;
+      memset(blocks[i], 0x5a, PURGE_BLOCK);
+    }
+    size_t peak = rss_bytes();
+    for (size_t i = 0; i < PURGE_COUNT; i++) free(blocks[i]);
+    size_t after = rss_bytes();
+    say("main-done\n");
+    printf("peak=%zu after=%zu\n", peak, after);
+    return 0;
+  }
+  fprintf(stderr, "options: unknown mode %s\n", mode);
+  return 2;
+}
