@@ -53,7 +53,7 @@ $(BUILD)/suite/%: bench/suite/%.c bench/suite/suite_common.c bench/bench.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SUITE_CFLAGS) -o $@ $< -pthread -lm
 
-# A deliberately broken allocator (preloaded by tests/t_bench_suite.sh to
+# A deliberately broken allocator (preloaded by tests/tools/t_bench_suite.sh to
 # check that the workloads catch one); not a workload.
 BENCH_BINS += $(BUILD)/suite/badmalloc.so
 

@@ -44,7 +44,7 @@ static inline unsigned class_of(size_t n) {
  * product off * recip holds the index in its high half and, in its low
  * half, idx * err (err < size, so below 2^16) when off is a whole multiple
  * of the size, and at least 2^16 when it is not: one multiply decides
- * (checked for every class and offset by tests/internal_check.c). */
+ * (checked for every class and offset by tests/api/internal.c). */
 static inline bool class_block_index(uint32_t off, const class_info_t *ci, uint32_t *idx) {
   uint64_t prod = (uint64_t)off * ci->recip;
   *idx = (uint32_t)(prod >> 32);

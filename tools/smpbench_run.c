@@ -27,7 +27,7 @@ static const uint64_t hw_config[NHW] = {
 /* Software events standing in for the hardware ones when the environment
  * sets SMPBENCH_TEST_PERF_SW (1: as usual, "separate": skip the group
  * read): they exercise the same group, inherit, enable-on-exec and read
- * paths on machines without a PMU, so tests/t_smpbench_perf.sh can check
+ * paths on machines without a PMU, so tests/tools/t_smpbench_perf.sh can check
  * that plumbing.  The values land under the hardware names. */
 static const uint64_t sw_standin[NHW] = {
     PERF_COUNT_SW_TASK_CLOCK,

@@ -1,6 +1,6 @@
 /*
  * smpbench_table.h - the poop-style table.  The pieces are exported so that
- * tests/smpbench_format.c can rebuild the seed post's table byte for byte
+ * tests/tools/smpbench_format.c can rebuild the seed post's table byte for byte
  * from its printed summaries.
  */
 #ifndef SMPBENCH_TABLE_H

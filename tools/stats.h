@@ -3,7 +3,7 @@
  * the delta of one benchmark's mean against a baseline.
  *
  * Kept free of I/O and of smpbench's data structures so that the unit test
- * (tests/smpbench_stats.c) can check every number against values computed
+ * (tests/tools/smpbench_stats.c) can check every number against values computed
  * independently with python3's statistics module.
  */
 #ifndef SMPBENCH_STATS_H

@@ -1,6 +1,6 @@
 /*
  * bench/suite/badmalloc.c - a deliberately broken allocator, for testing
- * that the suite's workloads catch one (tests/t_bench_suite.sh).  Not a
+ * that the suite's workloads catch one (tests/tools/t_bench_suite.sh).  Not a
  * workload: it is built as BUILD/suite/badmalloc.so and preloaded.
  *
  * It wraps glibc's malloc (__libc_malloc and friends) and, once per thread,
