@@ -46,7 +46,7 @@ static void read_options(void) {
 static void set_slots(void) {
   unsigned cpus = os_cpu_count();
   lock_set_spin(cpus);
-  slot_set_count(smp_opt.slots ? smp_opt.slots : cpus);
+  slot_set_count(options.slots ? options.slots : cpus);
 }
 
 void init_once(void) {
@@ -77,7 +77,7 @@ static void thread_exit(void *tc) { tcache_destroy(tc); }
 static void recount(void) {
   static _Atomic uint32_t last;
   uint32_t now = os_now_ms(), then = atomic_load_explicit(&last, memory_order_relaxed);
-  if (smp_opt.slots || (uint32_t)(now - then) < SMP_RECOUNT_MS) return;
+  if (options.slots || (uint32_t)(now - then) < SMP_RECOUNT_MS) return;
   if (atomic_compare_exchange_strong(&last, &then, now)) set_slots();
 }
 
@@ -124,7 +124,7 @@ __attribute__((constructor)) static void init_constructor(void) {
   if (!atomic_load(&options_read)) { /* the environment was not ready before */
     read_options();
     set_slots();
-    if (smp_opt.checked) tcache_refresh(); /* this thread's cache: none now */
+    if (options.checked) tcache_refresh(); /* this thread's cache: none now */
   }
   stats_init();
   pthread_atfork(fork_prepare, fork_parent, fork_child);

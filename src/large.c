@@ -166,9 +166,9 @@ static void large_cache_unmap(const large_cached_t *v, unsigned n) {
 static size_t large_cache_budget(void) {
   size_t in = atomic_load_explicit(&n_bytes, memory_order_relaxed);
   size_t pk = atomic_load_explicit(&n_peak, memory_order_relaxed);
-  size_t b = smp_opt.purge_threshold;
+  size_t b = options.purge_threshold;
   if (in / 4 > b) b = in / 4;
-  if (smp_opt.purge_peak && pk > in && pk - in > b) b = pk - in;
+  if (options.purge_peak && pk > in && pk - in > b) b = pk - in;
   return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
 }
 

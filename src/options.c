@@ -1,7 +1,7 @@
 /*
  * options.c - the table of SMPALLOC_* environment options.
  *
- * Each option has a name, a kind, bounds and a place in smp_opt.  They are
+ * Each option has a name, a kind, bounds and a place in options.  They are
  * read once, in the library constructor (after libc has set up the
  * environment, before main).  An unknown SMPALLOC_* name (with the known
  * name nearest to it, if one is near) or a value that does not parse or is
@@ -17,7 +17,7 @@
 
 extern char **environ;
 
-smp_options_t smp_opt = {
+options_t options = {
     .verbose = false,
     .stats = false,
     .checked = false,
@@ -37,12 +37,12 @@ typedef struct {
 } opt_t;
 
 static const opt_t opt_table[] = {
-    {"VERBOSE", OPT_BOOL, 0, 1, &smp_opt.verbose},
-    {"STATS", OPT_BOOL, 0, 1, &smp_opt.stats},
-    {"CHECKED", OPT_BOOL, 0, 1, &smp_opt.checked},
-    {"PURGE_DELAY_MS", OPT_UINT, 0, 3600u * 1000u, &smp_opt.purge_delay_ms},
-    {"PURGE_THRESHOLD", OPT_SIZE, 0, (uint64_t)1 << 46, &smp_opt.purge_threshold},
-    {"SLOTS", OPT_UINT, 1, SMP_MAX_SLOTS, &smp_opt.slots},
+    {"VERBOSE", OPT_BOOL, 0, 1, &options.verbose},
+    {"STATS", OPT_BOOL, 0, 1, &options.stats},
+    {"CHECKED", OPT_BOOL, 0, 1, &options.checked},
+    {"PURGE_DELAY_MS", OPT_UINT, 0, 3600u * 1000u, &options.purge_delay_ms},
+    {"PURGE_THRESHOLD", OPT_SIZE, 0, (uint64_t)1 << 46, &options.purge_threshold},
+    {"SLOTS", OPT_UINT, 1, SMP_MAX_SLOTS, &options.slots},
     /* Known, but read elsewhere: by the launcher (LIB) and by stats_init
      * (STATS_DIR, where SMPALLOC_STATS writes its report). */
     {"LIB", OPT_ELSEWHERE, 0, 0, NULL},
@@ -224,11 +224,11 @@ static void set_option(const opt_t *o, const char *entry, const char *value) {
     return warn_value(o, entry, o->kind == OPT_SIZE ? "not a size" : "not a number");
   if (v < o->min || v > o->max) return warn_value(o, entry, "out of range");
   if (o->kind == OPT_UINT) {
-    if (o->where == &smp_opt.purge_delay_ms) smp_opt.purge_delay_ms = (uint32_t)v;
+    if (o->where == &options.purge_delay_ms) options.purge_delay_ms = (uint32_t)v;
     else *(unsigned *)o->where = (unsigned)v;
   } else {
     *(size_t *)o->where = (size_t)v;
-    if (o->where == &smp_opt.purge_threshold) smp_opt.purge_peak = false; /* a hard cap */
+    if (o->where == &options.purge_threshold) options.purge_peak = false; /* a hard cap */
   }
 }
 

@@ -20,9 +20,9 @@ typedef struct {
   bool purge_peak;           /* threshold not set: dirty memory may also fill
                                 the headroom below the recent peak in use */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */
-} smp_options_t;
+} options_t;
 
-extern smp_options_t smp_opt __attribute__((visibility("hidden")));
+extern options_t options __attribute__((visibility("hidden")));
 
 /* Read the SMPALLOC_* variables (from the constructor: the environment is
  * set up by then).  Warns about unknown names and bad values, always. */

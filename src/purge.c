@@ -15,8 +15,8 @@ static size_t keep_floor(void) {
 }
 
 static size_t cap(void) {
-  size_t a = chunk_active() / 8, t = smp_opt.purge_threshold / SMP_SLAB_SIZE;
-  if (smp_opt.purge_peak) { /* the default: also the headroom below the peak */
+  size_t a = chunk_active() / 8, t = options.purge_threshold / SMP_SLAB_SIZE;
+  if (options.purge_peak) { /* the default: also the headroom below the peak */
     size_t in = chunk_active(), pk = chunk_peak();
     size_t room = pk > in ? pk - in : 0;
     if (room > SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE) room = SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE;
@@ -33,12 +33,12 @@ static _Atomic uint32_t runs_walked;
 static bool runs_due(uint32_t now) {
   return chunk_dirty_runs() > 0 &&
          (uint32_t)(now - atomic_load_explicit(&runs_walked, memory_order_relaxed)) >=
-             smp_opt.purge_delay_ms / 2;
+             options.purge_delay_ms / 2;
 }
 
 void purge_maintain(void) {
   size_t n = chunk_dirty(), c = cap(), keep = keep_floor();
-  uint32_t delay = smp_opt.purge_delay_ms, now = os_now_ms();
+  uint32_t delay = options.purge_delay_ms, now = os_now_ms();
   bool over = n > c;
   bool aged = !over && n > keep && chunk_dirty_singles() > 0 &&
               (uint32_t)(now - chunk_dirty_oldest()) >= delay;
@@ -52,7 +52,7 @@ void purge_maintain(void) {
   /* Memory that waited the delay unused: the slack the peak allowed is not
    * needed; count the peak from here. */
   if (returned && !over) chunk_peak_reset();
-  large_cache_purge(false, now, smp_opt.purge_delay_ms);
+  large_cache_purge(false, now, options.purge_delay_ms);
 }
 
 size_t purge_all(void) {

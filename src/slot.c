@@ -107,7 +107,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
                                  slab_t **populate) {
   bin_t *b = &s->bins[cls];
   uint32_t count = class_table[cls].count;
-  bool checked = smp_opt.checked;
+  bool checked = options.checked;
   unsigned n = 0;
   while (n < want) {
     slab_t *sl = b->cur;
@@ -177,7 +177,7 @@ void slot_give(void **v, unsigned n, const char *who) {
   slab_t *sl = NULL;
   uintptr_t granule = 0; /* of sl; 0: none */
   uint32_t low = 0;
-  bool was_full = false, checked = smp_opt.checked;
+  bool was_full = false, checked = options.checked;
   for (unsigned i = 0; i < n; i++) {
     void *p = v[i];
     if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) {
@@ -215,7 +215,7 @@ void slot_collect(void) {
       slab_t *sl = s->bins[c].cur;
       if (sl != NULL && sl->used == 0) {
         s->bins[c].cur = NULL;
-        slab_retire(sl, smp_opt.checked);
+        slab_retire(sl, options.checked);
       }
     }
     lock_drop(&s->lock);

@@ -133,7 +133,7 @@ static void stats_at_exit(void) {
 }
 
 void stats_init(void) {
-  if (smp_opt.verbose) {
+  if (options.verbose) {
     char name[64];
     program_name(name);
     outbuf_t o;
@@ -142,12 +142,12 @@ void stats_init(void) {
         "checked %s\n",
         name, (long)getpid(), SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR,
         SMPALLOC_VERSION_PATCH, slot_count(),
-        smp_opt.purge_delay_ms, smp_opt.purge_threshold,
-        smp_opt.purge_peak ? " (or the headroom below the peak)" : "",
-        smp_opt.checked ? "on" : "off");
+        options.purge_delay_ms, options.purge_threshold,
+        options.purge_peak ? " (or the headroom below the peak)" : "",
+        options.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }
-  if (smp_opt.stats) {
+  if (options.stats) {
     const char *dir = getenv("SMPALLOC_STATS_DIR");
     if (dir != NULL && dir[0] != '\0' && strlen(dir) < sizeof stats_dir)
       memcpy(stats_dir, dir, strlen(dir) + 1);

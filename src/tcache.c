@@ -20,7 +20,7 @@ static unsigned tcache_max(unsigned c) {
   uint32_t size = class_table[c].size;
   /* Checked mode caches nothing: every block goes through its slab, where
    * double frees and writes after free are caught. */
-  if (size > SMP_TCACHE_MAX || smp_opt.checked) return 0;
+  if (size > SMP_TCACHE_MAX || options.checked) return 0;
   uint32_t n = SMP_TCACHE_BYTES / size;
   return n < 2 ? 2 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
 }
