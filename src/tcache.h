@@ -33,6 +33,7 @@
 #define SMP_TCACHE_H
 
 #include "sizeclass.h"
+#include "track.h"
 
 typedef struct {
   uint32_t count;  /* blocks in slot[0 .. count), newest on top */
@@ -52,13 +53,16 @@ typedef struct tcache_s {
 
 SMP_HIDDEN extern __thread tcache_t *tcache_self;
 
-/* Pop a block of class c from the thread's cache, or NULL when empty. */
+/* Pop a block of class c from the thread's cache, or NULL when empty.
+ * (The valgrind build clears the slot: track.h, leak check.) */
 static inline void *tcache_pop(unsigned c) {
   tcache_bin_t *b = &tcache_self->bins[c];
   uint32_t n = b->count;
   if (unlikely(n == 0)) return NULL;
   b->count = --n;
-  return b->slot[n];
+  void *p = b->slot[n];
+  track_forget(&b->slot[n], sizeof p);
+  return p;
 }
 /* Push the block p of class c, whose slab slot `owner` owns: false when it
  * does not go here (another slot's, or the array is full). */
