@@ -93,7 +93,7 @@ while IFS='|' read -r mode want ours; do
   elif [ $mc -eq 1 ] && [ $rc -eq 99 ]; then
     echo "ok   $mode: memcheck only (Invalid free(): $want; exit 99, smpalloc did not abort)"
   else
-    fail "$mode: exit $rc, want memcheck's Invalid free() ($want), then exit 134 (smpalloc: $ours) or 99"
+    fail "$mode: exit $rc, want memcheck's Invalid free() ($want), then exit 134 ($ours) or 99"
     show "$mode"
   fi
 done <<'EOF'
