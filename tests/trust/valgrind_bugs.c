@@ -168,17 +168,20 @@ static int clean(void) {
 
 /* ---- the planted bugs --------------------------------------------------- */
 
-/* Four blocks nothing points to at exit: the first block of a fresh class
- * (its slab's base), one from the thread cache, a run and a mapping; none
- * of the small ones a class size. */
+/* Four blocks nothing points to at exit, each an address smpalloc keeps
+ * something about: a mapping (the first mapping: the first chunk then lies
+ * just below it; freed and taken again from the cache of mappings), a
+ * block from the thread cache, the first block of a fresh class (its
+ * slab's base), and a run; none of the small ones a class size. */
 __attribute__((noinline)) static void lose(void) {
+  free(malloc(3 << 20));
+  sink = malloc(3 << 20);
   void *churned[10];
   for (int i = 0; i < 10; i++) churned[i] = malloc(44);
   for (int i = 0; i < 10; i++) free(churned[i]);
-  sink = malloc(200);
   sink = malloc(44);
+  sink = malloc(200);
   sink = malloc(100000);
-  sink = malloc(3 << 20);
   sink = NULL;
 }
 static int leak(void) {
