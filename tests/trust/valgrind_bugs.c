@@ -221,7 +221,7 @@ static int uaf_large(void) {
 
 static int overflow(void) {
   free(malloc(20));
-  char *p = malloc(20); /* from the thread cache; class 24: 4 bytes past the request */
+  char *p = malloc(20); /* from the thread cache; class 32: 12 bytes past the request */
   p[20 + zero] = 1;     /* Invalid write: 0 bytes after a block of size 20 */
   free(p);
   return 0;
