@@ -3,11 +3,21 @@
 #
 # Fragments: tests/tests.mk, tools/tools.mk and bench/bench.mk add their
 # programs to TEST_BINS / TOOL_BINS / BENCH_BINS and their own targets.
+#
+# `make VALGRIND=1` is the valgrind build: everything goes to build/valgrind
+# instead of build, and the core is compiled with -DSMP_VALGRIND (client
+# requests that show every block to memcheck, src/track.h).  `make test`
+# builds build/valgrind/libsmpalloc.a that way too (tests/trust/valgrind.mk).
 
 CC      ?= cc
 AR      ?= ar
 CFLAGS  ?= -O2 -g
 BUILD   := build
+TRACK   :=
+ifeq ($(VALGRIND),1)
+BUILD   := build/valgrind
+TRACK   := -DSMP_VALGRIND
+endif
 
 VERSION := 0.1.0
 SONAME  := libsmpalloc.so.0
@@ -27,7 +37,7 @@ LIB_HDRS     := include/smpalloc.h $(wildcard src/*.h)
 SMP_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
               -fvisibility=hidden -ftls-model=initial-exec -fno-plt \
               -fno-semantic-interposition -Iinclude -Isrc \
-              -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc -fno-builtin-free
+              -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc -fno-builtin-free $(TRACK)
 
 LIB_OBJS_PIC := $(patsubst src/%.c,$(BUILD)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS     := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))

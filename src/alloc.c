@@ -75,6 +75,7 @@
 #include "slab.h"
 #include "smpalloc.h"
 #include "tcache.h"
+#include "track.h"
 
 static inline bool is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -124,15 +125,19 @@ SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
   return p != NULL ? p : fail(ENOMEM);
 }
 
-/* A block of class c, or NULL (ENOMEM): pop the thread's cache, and clear
- * the free key of the block handed out. */
-static inline void *small_alloc(unsigned c) {
+/* A block of class c for n bytes, or NULL (ENOMEM): pop the thread's
+ * cache, and clear the free key of the block handed out. */
+static inline void *small_alloc(unsigned c, size_t n) {
   void *p;
-  if (likely(tcache_pop(c, &p))) {
-    *(uint64_t *)p = 0;
-    return p;
-  }
-  return small_alloc_slow(c);
+  if (likely(tcache_pop(c, &p))) return track_alloc(slab_unkey(p), n, false);
+  return track_alloc(small_alloc_slow(c), n, false);
+}
+
+/* The small block p of slab sl stays where it is for n bytes: p, or NULL
+ * if it is too short. */
+static void *small_resize(void *p, const slab_t *sl, size_t n, const char *who) {
+  size_t have = class_table[small_class(p, sl, who)].size;
+  return n <= have ? track_resize(p, track_size(p, have), n) : NULL;
 }
 
 SMP_NOINLINE static void small_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
@@ -148,8 +153,10 @@ static inline __attribute__((always_inline)) void small_free(void *p, slab_t *sl
   const char *bad = small_bad(p, sl);
   if (unlikely(bad != NULL)) return os_fail(who, bad, p);
   uint64_t key = slab_free_key;
-  if (unlikely(*(uint64_t *)p == key)) return os_fail(who, bad_double, p);
+  track_quiet_begin(); /* valgrind: memcheck sees p freed already (track_free) */
+  if (unlikely(*(uint64_t *)p == key)) return track_quiet_end(), os_fail(who, bad_double, p);
   *(uint64_t *)p = key;
+  track_quiet_end();
   unsigned c = sl->cls;
   if (likely(tcache_push(p, c, sl->owner))) return;
   small_free_slow(p, c, sl->owner, who);
@@ -167,12 +174,12 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
 }
 
 SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
-  return n <= SMP_SMALL_MAX ? small_alloc(class_of(n)) : large_alloc_retry(n, 0, NULL);
+  return n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, NULL);
 }
 
 /* The malloc fast path: a table lookup and a pop. */
 static inline void *alloc_any(size_t n) {
-  if (likely(n <= 1024)) return small_alloc(class_by8[(n + 7) >> 3]);
+  if (likely(n <= 1024)) return small_alloc(class_by8[(n + 7) >> 3], n);
   return alloc_mid_or_large(n);
 }
 
@@ -180,7 +187,7 @@ static inline void *alloc_any(size_t n) {
 static void *alloc_aligned(size_t align, size_t n) {
   if (align <= 8 || (align <= SMP_ALIGN_MIN && n > 8)) return alloc_any(n);
   unsigned c = class_aligned(n, align);
-  return c < SMP_NCLASS ? small_alloc(c) : large_alloc_retry(n, align, NULL);
+  return c < SMP_NCLASS ? small_alloc(c, n) : large_alloc_retry(n, align, NULL);
 }
 
 SMP_NOINLINE static void free_large(void *p, pagemap_entry_t e, const char *who) {
@@ -191,6 +198,7 @@ SMP_NOINLINE static void free_large(void *p, pagemap_entry_t e, const char *who)
 }
 
 static inline __attribute__((always_inline)) void free_any(void *p, const char *who) {
+  track_free(p); /* valgrind: before the checks, so that memcheck reports a bad free first */
   pagemap_entry_t e = pagemap_get(p);
   /* A slab's entry is its descriptor + 1: e - 1 is the descriptor, and its
    * low bits are 0 for a slab only (none, runs and mappings leave 3, 1, 2). */
@@ -216,7 +224,7 @@ SMP_API void *smp_calloc(size_t count, size_t size) {
   size_t n;
   if (unlikely(__builtin_mul_overflow(count, size, &n))) return fail(ENOMEM);
   if (likely(n <= SMP_SMALL_MAX)) {
-    void *p = small_alloc(class_of(n));
+    void *p = small_alloc(class_of(n), n);
     return p != NULL ? memset(p, 0, n) : NULL;
   }
   bool zeroed;
@@ -235,13 +243,16 @@ SMP_API void *smp_realloc(void *p, size_t n) {
   if (likely(pagemap_kind(e) == PAGEMAP_SLAB)) {
     slab_t *sl = pagemap_desc(e);
     unsigned c = small_class(p, sl, "realloc");
+    track_quiet_begin(); /* valgrind: p's first word may be undefined, or past its request */
     if (unlikely(*(uint64_t *)p == slab_free_key)) os_fatal("realloc", bad_double, p);
-    size_t have = class_table[c].size;
+    track_quiet_end();
+    size_t have = class_table[c].size, kept = track_size(p, have);
     /* Stay in place while the block is at most twice what is asked. */
-    if (n <= have && (n >= have / 2 || class_of(n) == c)) return p;
-    void *q = n <= SMP_SMALL_MAX ? small_alloc(class_of(n)) : large_alloc_retry(n, 0, NULL);
-    if (q == NULL) return n <= have ? p : NULL;
-    memcpy(q, p, n < have ? n : have);
+    if (n <= have && (n >= have / 2 || class_of(n) == c)) return track_resize(p, kept, n);
+    void *q = n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, NULL);
+    if (q == NULL) return n <= have ? track_resize(p, kept, n) : NULL;
+    memcpy(q, p, n < kept ? n : kept);
+    track_free(p);
     small_free(p, sl, "realloc");
     return q;
   }
@@ -252,9 +263,10 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     return q != NULL ? q : fail(ENOMEM);
   }
   /* Large to small: copy down and free. */
-  void *q = small_alloc(class_of(n));
-  if (q == NULL) return p; /* still valid and at least n bytes */
-  memcpy(q, p, n);
+  void *q = small_alloc(class_of(n), n);
+  if (q == NULL) return track_resize(p, track_size(p, SIZE_MAX), n); /* still valid and at least n bytes */
+  memcpy(q, p, track_size(p, n));
+  track_free(p);
   free_large(p, e, "realloc");
   return q;
 }
@@ -291,7 +303,7 @@ SMP_API void *smp_pvalloc(size_t n) {
 }
 
 SMP_API size_t smp_usable_size(const void *p) {
-  return p == NULL ? 0 : usable_size(p, "smp_usable_size");
+  return p == NULL ? 0 : track_size(p, usable_size(p, "smp_usable_size"));
 }
 
 SMP_API void smp_free_sized(void *p, size_t size) {
@@ -322,7 +334,7 @@ SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
   (void)len;
   if (p == NULL) return false;
   pagemap_entry_t e = pagemap_get(p);
-  if (pagemap_kind(e) == PAGEMAP_SLAB) return new_len <= class_table[small_class(p, pagemap_desc(e), "smp_resize")].size;
+  if (pagemap_kind(e) == PAGEMAP_SLAB) return small_resize(p, pagemap_desc(e), new_len, "smp_resize") != NULL;
   large_check(p, e, "smp_resize");
   return large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
 }
@@ -332,7 +344,7 @@ SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
   if (p == NULL || new_len == 0) return NULL;
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) /* small blocks never move by themselves: the caller copies */
-    return new_len <= class_table[small_class(p, pagemap_desc(e), "smp_remap")].size ? p : NULL;
+    return small_resize(p, pagemap_desc(e), new_len, "smp_remap");
   large_check(p, e, "smp_remap");
   if (align == 0) align = 1;
   return large_remap(p, e, new_len, align, true);

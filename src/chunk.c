@@ -44,7 +44,7 @@ void *chunk_meta_alloc(size_t size, size_t align) {
 /* ---- the pool ----------------------------------------------------------- */
 
 static lock_t pool_lock;
-static uintptr_t carve_next, carve_end; /* the uncarved part of the current chunk */
+static uintptr_t carve_next, carve_end; /* the uncarved part of the current chunk (concealed) */
 static chunk_t *carve_chunk;            /* the chunk being carved */
 static chunk_t *chunks;                 /* every chunk, newest first */
 
@@ -136,10 +136,13 @@ static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
 }
 
 /* Carve k granules from the current chunk, or NULL (pool lock). */
+static uintptr_t carve_room(void) { return track_reveal(carve_end) - track_reveal(carve_next); }
+
 static slab_t *carve(unsigned k) {
-  if (carve_end - carve_next < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
-  slab_t *g = &carve_chunk->desc[(carve_next - (carve_end - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
-  carve_next += (uintptr_t)k * SMP_SLAB_SIZE;
+  if (carve_room() < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
+  uintptr_t next = track_reveal(carve_next);
+  slab_t *g = &carve_chunk->desc[(next - (track_reveal(carve_end) - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
+  carve_next = track_conceal(next + (uintptr_t)k * SMP_SLAB_SIZE);
   return g;
 }
 
@@ -197,8 +200,9 @@ static chunk_t *chunk_map(void) {
     os_unmap(c, SMP_CHUNK_SIZE);
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
+  track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
   for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
-    cm->desc[i].base = (uintptr_t)c + i * SMP_SLAB_SIZE;
+    cm->desc[i].base = track_conceal((uintptr_t)c + i * SMP_SLAB_SIZE);
     cm->desc[i].chunk = cm;
   }
   return cm;
@@ -212,13 +216,13 @@ static void chunk_install(chunk_t *cm) {
   cm->next = chunks;
   chunks = cm;
   carve_chunk = cm;
-  carve_next = cm->desc[0].base;
-  carve_end = carve_next + SMP_CHUNK_SIZE;
+  carve_next = track_conceal(chunk_base(&cm->desc[0]));
+  carve_end = track_conceal(chunk_base(&cm->desc[0]) + SMP_CHUNK_SIZE);
 }
 
 bool chunk_grow(unsigned k) {
   lock_take(&pool_lock);
-  bool room = carve_end - carve_next >= (uintptr_t)k * SMP_SLAB_SIZE ||
+  bool room = carve_room() >= (uintptr_t)k * SMP_SLAB_SIZE ||
               (k == 1 && (dirty_head != NULL || clean_head != NULL));
   lock_drop(&pool_lock);
   if (room) return true; /* another thread grew it meanwhile */
@@ -305,7 +309,7 @@ size_t chunk_purge(size_t floor, bool aged, uint32_t now, uint32_t delay) {
     lock_drop(&pool_lock);
     if (nr == 0) break;
     for (unsigned i = 0; i < nr; i++) {
-      os_decommit((void *)r[i].first->base, (size_t)r[i].n * SMP_SLAB_SIZE);
+      os_decommit((void *)chunk_base(r[i].first), (size_t)r[i].n * SMP_SLAB_SIZE);
       returned += (size_t)r[i].n * SMP_SLAB_SIZE;
     }
     lock_take(&pool_lock);
@@ -338,7 +342,7 @@ size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay) {
     }
   lock_drop(&pool_lock);
   for (slab_t *g = batch; g != NULL; g = g->next) {
-    os_decommit((void *)g->base, (size_t)g->cls << SMP_SLAB_SHIFT);
+    os_decommit((void *)chunk_base(g), (size_t)g->cls << SMP_SLAB_SHIFT);
     returned += (size_t)g->cls << SMP_SLAB_SHIFT;
   }
   lock_take(&pool_lock);
@@ -366,7 +370,7 @@ size_t chunk_unmap_free(void) {
       if (chunk_state(&cm->desc[i]) == G_DIRTY) dirty_unlink(&cm->desc[i]);
       chunk_set_state(&cm->desc[i], G_GONE);
     }
-    gone[n++] = cm->desc[0].base;
+    gone[n++] = chunk_base(&cm->desc[0]);
   }
   if (n > 0) { /* drop the gone granules from the clean list */
     slab_t **link = &clean_head;

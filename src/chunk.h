@@ -23,6 +23,7 @@
 #define SMP_CHUNK_H
 
 #include "base.h"
+#include "track.h"
 
 /* One state per granule descriptor, in one field.  Who may change it:
  *   G_FRESH                  never carved yet (the chunk's bump space)
@@ -61,7 +62,7 @@ struct slab_s {
   uint16_t cls;
   uint16_t owner;     /* index of the owning slot */
   uint32_t pad;
-  uintptr_t base;     /* the granule's address: constant */
+  uintptr_t base;     /* the granule's address, concealed: chunk_base() */
   uint64_t *bits;     /* bit i set while block i is free in the slab: the
                          descriptor's word (classes of at most 64 blocks)
                          or the chunk's bitmap for this granule */
@@ -82,6 +83,11 @@ struct chunk_s {
   slab_t desc[SMP_CHUNK_SLABS];
   chunk_t *next;
 };
+
+/* The granule's address.  The descriptor keeps it concealed (track.h): in
+ * the valgrind build, memcheck's leak check must not count it as a pointer
+ * to the granule's first block. */
+static inline uintptr_t chunk_base(const slab_t *g) { return track_reveal(g->base); }
 
 static inline unsigned chunk_state(const slab_t *g) {
   return atomic_load_explicit(&((slab_t *)g)->state, memory_order_relaxed);

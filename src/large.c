@@ -9,6 +9,7 @@
 #include "lock.h"
 #include "options.h"
 #include "os.h"
+#include "track.h"
 
 #define GRANULE SMP_SLAB_SIZE
 #define LARGE_LIMIT ((size_t)1 << 46) /* no block beyond 64 TiB */
@@ -57,12 +58,12 @@ static void *large_run_alloc(unsigned k, bool *zeroed) {
   if (run == NULL) return NULL;
   chunk_set_state(run, RUN_USED);
   run->cls = (uint16_t)k;
-  pagemap_set(run->base, pagemap_run(run));
-  return (void *)run->base;
+  pagemap_set(chunk_base(run), pagemap_run(run));
+  return (void *)chunk_base(run);
 }
 
 static void large_run_free(slab_t *run) {
-  pagemap_set(run->base, 0);
+  pagemap_set(chunk_base(run), 0);
   chunk_put(run, run->cls);
 }
 
@@ -85,6 +86,7 @@ static void large_cache_remove(unsigned i) {
   cache_bytes -= cache[i].size;
   memmove(&cache[i], &cache[i + 1], (cache_n - i - 1) * sizeof cache[0]);
   cache_n--;
+  track_forget(&cache[cache_n], sizeof cache[0]); /* valgrind: its address may be a block's again */
   atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
   if (cache_n) atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
 }
@@ -248,6 +250,7 @@ static void *large_map(size_t size, size_t align) {
   }
   pagemap_set((uintptr_t)p, pagemap_map(size));
   large_count(size, 1);
+  track_noaccess(p, size); /* valgrind: fresh pages, no block yet (runs: chunk_map) */
   return p;
 }
 
@@ -272,7 +275,7 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
     }
   }
   if (zeroed) *zeroed = z;
-  return p;
+  return track_alloc(p, n, zeroed != NULL && z);
 }
 
 void large_free(void *p, pagemap_entry_t e) {
@@ -288,31 +291,42 @@ void large_free(void *p, pagemap_entry_t e) {
   if (!large_cache_put((uintptr_t)p, size)) os_unmap(p, size);
 }
 
+/* Move the large block p (entry e), of which the caller uses kept bytes, to
+ * a new block of n bytes by copying; NULL if out of memory. */
+static void *large_copy(void *p, pagemap_entry_t e, size_t n, size_t align, size_t kept) {
+  void *q = large_alloc(n, align, NULL);
+  if (q == NULL) return NULL;
+  memcpy(q, p, kept < n ? kept : n);
+  track_free(p);
+  large_free(p, e);
+  return q;
+}
+
 void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_move) {
   size_t old = large_size(e), size = large_round(n);
   if (size == 0) return NULL;
-  if (size == old) return p;
+  size_t kept = track_size(p, old); /* valgrind: the size memcheck knows */
+  if (size == old) return track_resize(p, kept, n);
   /* Runs keep their length when shrinking (the part beyond n is never
    * touched) and move by copying when growing: at these sizes a copy is
    * cheaper than moving pages, which costs a TLB shootdown in a threaded
    * process.  A mapping shrinking to run size moves into a run likewise. */
   bool run = pagemap_kind(e) == PAGEMAP_RUN;
-  if (run && size <= old) return p;
-  if (run || (size <= SMP_RUN_MAX && may_move)) {
-    if (!may_move) return NULL;
-    void *q = large_alloc(n, align, NULL);
-    if (q == NULL) return NULL;
-    memcpy(q, p, old < size ? old : size);
-    large_free(p, e);
-    return q;
-  }
+  if (run && size <= old) return track_resize(p, kept, n);
+  if (run || (size <= SMP_RUN_MAX && may_move))
+    return may_move ? large_copy(p, e, n, align, kept) : NULL;
   if (os_resize(p, old, size)) {
     pagemap_set((uintptr_t)p, pagemap_map(size));
     large_count(old, -1);
     large_count(size, 1);
+    track_resize(p, kept, n);
+    track_noaccess((char *)p + n, size - n); /* valgrind: the pages mremap added */
     return p;
   }
   if (!may_move) return NULL;
+  /* Under valgrind, copy: memcheck keeps a block's record and its bytes'
+   * state where they are, and mremap would move only the bytes. */
+  if (track_running()) return large_copy(p, e, n, align, kept);
   /* Move: take a fresh aligned place (not a cached block: one of another
    * length would leave its tail a separate mapping, which a later mremap of
    * the block refuses), described in the page map before anything moves,

@@ -16,6 +16,7 @@
 #include <linux/futex.h>
 
 #include "os.h"
+#include "track.h"
 
 #ifdef SMP_FAULT_INJECTION
 /* Test builds only (-DSMP_FAULT_INJECTION): after smp_fault_countdown more
@@ -64,7 +65,7 @@ static void *os_mmap(void *hint, size_t size, int prot) {
 }
 
 /* Where the next aligned mapping is likely to land: the kernel hands out
- * addresses top-down, so just below the last one. */
+ * addresses top-down, so just below the last one (concealed: track.h). */
 static _Atomic uintptr_t os_hint;
 
 void *os_map(size_t size, size_t align) {
@@ -74,7 +75,7 @@ void *os_map(size_t size, size_t align) {
   /* First try: ask at the hint (or anywhere) and keep the result if it
    * happens to be aligned, which is the common case once all of our
    * mappings are multiples of the alignment. */
-  uintptr_t hint = atomic_load_explicit(&os_hint, memory_order_relaxed);
+  uintptr_t hint = track_reveal(atomic_load_explicit(&os_hint, memory_order_relaxed));
   void *hp = (hint > size && ((hint - size) & (align - 1)) == 0) ? (void *)(hint - size) : NULL;
   void *p = os_mmap(hp, size, PROT_READ | PROT_WRITE);
   if (p != NULL && ((uintptr_t)p & (align - 1)) != 0) {
@@ -91,7 +92,7 @@ void *os_map(size_t size, size_t align) {
     p = (void *)start;
   }
   if (p != NULL) {
-    atomic_store_explicit(&os_hint, (uintptr_t)p, memory_order_relaxed);
+    atomic_store_explicit(&os_hint, track_conceal((uintptr_t)p), memory_order_relaxed);
     count(&os_mapped, size);
   }
   errno = saved;

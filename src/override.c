@@ -23,6 +23,7 @@
 
 #include "alloc.h"
 #include "smpalloc.h"
+#include "track.h"
 
 #define OVERRIDE SMP_API
 
@@ -36,7 +37,9 @@ OVERRIDE void *aligned_alloc(size_t a, size_t n) { return smp_aligned_alloc(a, n
 OVERRIDE void *memalign(size_t a, size_t n) { return smp_memalign(a, n); }
 OVERRIDE void *valloc(size_t n) { return smp_valloc(n); }
 OVERRIDE void *pvalloc(size_t n) { return smp_pvalloc(n); }
-OVERRIDE size_t malloc_usable_size(void *p) { return p == NULL ? 0 : usable_size(p, "malloc_usable_size"); }
+OVERRIDE size_t malloc_usable_size(void *p) {
+  return p == NULL ? 0 : track_size(p, usable_size(p, "malloc_usable_size")); /* valgrind: the request */
+}
 OVERRIDE void free_sized(void *p, size_t n) { smp_free_sized(p, n); }
 OVERRIDE void free_aligned_sized(void *p, size_t a, size_t n) { smp_free_aligned_sized(p, a, n); }
 

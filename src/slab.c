@@ -6,6 +6,7 @@
 #include "os.h"
 #include "pagemap.h"
 #include "slab.h"
+#include "track.h"
 
 uint64_t slab_free_key;
 
@@ -23,9 +24,11 @@ SMP_COLD static void slab_written(const void *p) {
 }
 static void slab_verify(const void *p, uint32_t size) {
   const unsigned char *b = p;
+  track_quiet_begin();
   if (*(const uint64_t *)p != slab_free_key) slab_written(p);
   for (size_t i = 8; i < slab_fill_len(size); i++)
     if (b[i] != CHECK_BYTE) slab_written(b + i);
+  track_quiet_end();
 }
 
 slab_t *slab_new(unsigned cls, unsigned owner) {
@@ -47,7 +50,7 @@ slab_t *slab_new(unsigned cls, unsigned owner) {
   sl->owner = (uint16_t)owner;
   atomic_store_explicit(&sl->high_off, 0, memory_order_relaxed);
   chunk_set_state(sl, SLAB_CUR);
-  pagemap_set(sl->base, pagemap_slab(sl));
+  pagemap_set(chunk_base(sl), pagemap_slab(sl));
   return sl;
 }
 
@@ -63,7 +66,7 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
     do {
       last = w * 64 + (unsigned)__builtin_ctzll(x);
       x &= x - 1;
-      void *p = (void *)(sl->base + (uintptr_t)last * size);
+      void *p = (void *)(chunk_base(sl) + (uintptr_t)last * size);
       if (checked && last * size < high) slab_verify(p, size);
       out[got] = p;
     } while (++got < want && x != 0);
@@ -78,13 +81,15 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
 }
 
 bool slab_give(slab_t *sl, void *p, uint32_t *low, bool checked) {
-  uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - sl->base) * sl->recip) >> 32);
+  uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - chunk_base(sl)) * sl->recip) >> 32);
   uint64_t bit = (uint64_t)1 << (idx % 64), *w = &sl->bits[idx / 64];
   if (unlikely(*w & bit)) return false;
   *w |= bit;
   if (idx / 64 < *low) *low = idx / 64;
+  track_quiet_begin(); /* valgrind: p is freed */
   *(uint64_t *)p = slab_free_key;
   if (checked) slab_fill(p, class_table[sl->cls].size);
+  track_quiet_end();
   sl->used--;
   return true;
 }
@@ -93,8 +98,8 @@ void slab_retire(slab_t *sl, bool checked) {
   if (checked) { /* every block that was handed out is free: verify them all */
     uint32_t size = class_table[sl->cls].size;
     uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
-    for (uint32_t off = 0; off < high; off += size) slab_verify((void *)(sl->base + off), size);
+    for (uint32_t off = 0; off < high; off += size) slab_verify((void *)(chunk_base(sl) + off), size);
   }
-  pagemap_set(sl->base, 0); /* from now on a free() into it is an invalid pointer */
+  pagemap_set(chunk_base(sl), 0); /* from now on a free() into it is an invalid pointer */
   chunk_put(sl, 1);
 }

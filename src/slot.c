@@ -96,7 +96,7 @@ static void slot_partial_unlink(bin_t *b, slab_t *sl) {
 }
 
 SMP_COLD static void slot_corrupt(const slab_t *sl) {
-  os_fatal("malloc", "corrupted slab metadata (count and bitmap disagree) at", (void *)sl->base);
+  os_fatal("malloc", "corrupted slab metadata (count and bitmap disagree) at", (void *)chunk_base(sl));
 }
 
 /* Up to want blocks from the held slot s.  Sets *populate to a slab worth
@@ -147,7 +147,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot) {
     lock_drop(&s->lock);
     if (n > 0 || !chunk_grow(1)) break; /* grow maps memory with no lock held */
   }
-  if (populate != NULL) os_populate((void *)populate->base, SMP_SLAB_SIZE);
+  if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
   return n;
 }
 

@@ -6,6 +6,7 @@
 #include "chunk.h"
 #include "lock.h"
 #include "options.h"
+#include "slab.h"
 #include "slot.h"
 #include "tcache.h"
 
@@ -83,15 +84,24 @@ static void tcache_grow(tcache_t *tc, tcache_bin_t *b, unsigned c) {
   if (delta == 0 || (size_t)(tc->room_end - tc->room) < delta) return;
   void **after = b->slot + b->limit;
   memmove(after + delta, after, (size_t)(tc->room - after) * sizeof *after);
+  track_forget(after, delta * sizeof *after); /* stale copies, now bin c's room */
   for (unsigned j = c + 1; j < SMP_NCLASS; j++) tc->bins[j].slot += delta;
   tc->room += delta;
   b->limit = want;
 }
 
+/* Give the n blocks of v back to their slabs; v forgets them. */
+static void give(void **v, unsigned n, const char *who) {
+  if (n) {
+    slot_give(v, n, who);
+    track_forget(v, n * sizeof *v);
+  }
+}
+
 static void remote_flush(tcache_t *tc, const char *who) {
   unsigned n = tc->nremote;
   tc->nremote = 0;
-  if (n) slot_give(tc->remote, n, who);
+  give(tc->remote, n, who);
 }
 
 static void flush(tcache_t *tc) {
@@ -100,7 +110,7 @@ static void flush(tcache_t *tc) {
     tcache_bin_t *b = &tc->bins[c];
     unsigned n = b->count;
     b->count = 0;
-    if (n) slot_give(b->slot, n, "free");
+    give(b->slot, n, "free");
   }
 }
 
@@ -133,8 +143,7 @@ void *tcache_alloc_slow(unsigned c) {
     unsigned slot = tc->slot;
     if (slot_take(c, 1, v, &slot) == 0) return NULL;
     if (tc != &tcache_none && tc != &tcache_gone) tc->slot = slot;
-    *(uint64_t *)v[0] = 0;
-    return v[0];
+    return slab_unkey(v[0]);
   }
   tcache_grow(tc, b, c);
   unsigned n = slot_take(c, b->limit / 2 ? b->limit / 2 : 1, v, &tc->slot);
@@ -142,8 +151,7 @@ void *tcache_alloc_slow(unsigned c) {
   /* Lowest address on top: blocks go out in address order. */
   for (unsigned i = 1; i < n; i++) b->slot[i - 1] = v[n - i];
   b->count = n - 1;
-  *(uint64_t *)v[0] = 0;
-  return v[0];
+  return slab_unkey(v[0]);
 }
 
 void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
@@ -167,6 +175,7 @@ void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
     if (n == 0) goto push;
     slot_give(b->slot, n, who);
     memmove(b->slot, b->slot + n, half * sizeof *b->slot);
+    track_forget(b->slot + half, n * sizeof *b->slot);
     b->count = half;
   }
 push:

@@ -34,6 +34,7 @@
 #define SMP_TCACHE_H
 
 #include "sizeclass.h"
+#include "track.h"
 
 typedef struct {
   uint32_t count;  /* blocks in slot[0 .. count), newest on top */
@@ -57,13 +58,15 @@ typedef struct tcache_s {
 SMP_HIDDEN extern __thread tcache_t *tcache_self;
 
 /* Pop a block of class c from the thread's cache into *out; false when
- * the cache is empty. */
+ * the cache is empty.  (The valgrind build clears the slot: track.h, leak
+ * check.) */
 static inline bool tcache_pop(unsigned c, void **out) {
   tcache_bin_t *b = &tcache_self->bins[c];
   uint32_t n = b->count;
   if (unlikely(n == 0)) return false;
   b->count = --n;
   *out = b->slot[n];
+  track_forget(&b->slot[n], sizeof *out);
   return true;
 }
 /* Push the block p of class c, whose slab slot `owner` owns: false when it
