@@ -20,16 +20,11 @@
 #   - outside valgrind the same program runs: clean exits 0, a double free
 #     is smpalloc's abort.
 # Exit 0 pass, 77 skip (valgrind not installed), else fail.
-set -u
-cd "${SMP_ROOT:-$(dirname "$0")/../..}" || exit 2
+. "$(dirname "$0")/../lib.sh" || exit 2
 PROG=build/tests/valgrind_bugs
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 77; }
 [ -x "$PROG" ] || { echo "FAIL: $PROG is missing (make test)"; exit 1; }
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
 unset SMPALLOC_CHECKED LD_PRELOAD
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 VG=(valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
     --soname-synonyms=somalloc=nouserintercepts)
 echo "$(valgrind --version): ${VG[*]} $PROG MODE"
