@@ -142,8 +142,7 @@ static void *small_resize(void *p, const slab_t *sl, size_t n, const char *who) 
 
 SMP_NOINLINE static void small_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
   if (!tcache_ready()) init_thread();
-  tcache_free_slow(p, c, owner, who);
-  purge_maintain();
+  if (tcache_free_slow(p, c, owner, who)) purge_maintain();
 }
 
 /* Free the small block p of slab sl: check it, mark it free (the key),

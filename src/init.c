@@ -28,6 +28,7 @@
 #include "lock.h"
 #include "options.h"
 #include "os.h"
+#include "purge.h"
 #include "slab.h"
 #include "slot.h"
 #include "stats.h"
@@ -70,7 +71,12 @@ void init_once(void) {
 static pthread_key_t thread_key;
 static _Atomic int key_state; /* 0 none, 1 being created, 2 ready, 3 failed */
 
-static void thread_exit(void *tc) { tcache_destroy(tc); }
+/* The thread's blocks go back to their slabs: empty slabs may be due for
+ * purging (nothing else would look before the next allocation). */
+static void thread_exit(void *tc) {
+  tcache_destroy(tc);
+  purge_maintain();
+}
 
 /* Re-read the CPU count at most once per SMP_RECOUNT_MS (taskset, a
  * cgroup limit), when a thread starts. */

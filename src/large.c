@@ -205,6 +205,8 @@ static bool large_cache_put(uintptr_t addr, size_t size) {
   }
 }
 
+bool large_cache_empty(void) { return atomic_load_explicit(&cache_count, memory_order_relaxed) == 0; }
+
 size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
   size_t bytes = 0;
   large_cached_t victims[EVICT_BATCH];

@@ -36,6 +36,8 @@ SMP_HIDDEN size_t large_size(pagemap_entry_t e);
 /* Unmap cached freed mappings: those at least delay ms old, or all.
  * Returns the bytes unmapped. */
 SMP_HIDDEN size_t large_cache_purge(bool all, uint32_t now, uint32_t delay);
+/* Is the cache of freed mappings empty?  (A relaxed read: a hint.) */
+SMP_HIDDEN bool large_cache_empty(void);
 /* Large blocks handed out now: their number and bytes. */
 SMP_HIDDEN void large_counters(size_t *blocks, size_t *bytes);
 SMP_HIDDEN void large_fork_prepare(void);

@@ -37,7 +37,11 @@ static bool runs_due(uint32_t now) {
 }
 
 void purge_maintain(void) {
-  size_t n = chunk_dirty(), c = cap(), keep = keep_floor();
+  size_t n = chunk_dirty(), keep = keep_floor();
+  /* The common case, at no clock read: few dirty granules, no cached
+   * mapping. */
+  if (n <= keep && large_cache_empty()) return;
+  size_t c = cap();
   uint32_t delay = options.purge_delay_ms, now = os_now_ms();
   bool over = n > c;
   bool aged = !over && n > keep && chunk_dirty_singles() > 0 &&

@@ -154,33 +154,38 @@ void *tcache_alloc_slow(unsigned c) {
   return slab_unkey(v[0]);
 }
 
-void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
+bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
   tcache_t *tc = tcache_self;
   tcache_bin_t *b = &tc->bins[c];
   if (b->limit == 0 && (tcache_grow(tc, b, c), b->limit == 0)) {
     /* not cached: to its slab at once */
     slot_give(&p, 1, who);
-    return;
+    return true;
   }
   if (owner != tc->slot) {
     tc->remote[tc->nremote++] = p;
-    if (tc->nremote == SMP_REMOTE_BATCH) remote_flush(tc, who);
-    return;
+    if (tc->nremote < SMP_REMOTE_BATCH) return false;
+    remote_flush(tc, who);
+    return true;
   }
   /* Full: grow, and give the older half back. */
   tcache_grow(tc, b, c);
   unsigned half = b->limit / 2;
-  if (b->count >= half && half > 0) {
+  bool gave = false;
+  if (b->count >= half && half > 0 && b->count > half) {
     unsigned n = b->count - half;
-    if (n == 0) goto push;
     slot_give(b->slot, n, who);
     memmove(b->slot, b->slot + n, half * sizeof *b->slot);
     track_forget(b->slot + half, n * sizeof *b->slot);
     b->count = half;
+    gave = true;
   }
-push:
-  if (b->count < b->limit) b->slot[b->count++] = p;
-  else slot_give(&p, 1, who);
+  if (b->count < b->limit) {
+    b->slot[b->count++] = p;
+    return gave;
+  }
+  slot_give(&p, 1, who);
+  return true;
 }
 
 void tcache_fork_prepare(void) { lock_take(&tcache_lock); }

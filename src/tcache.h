@@ -93,8 +93,9 @@ SMP_HIDDEN void tcache_destroy(tcache_t *tc);
  * its free key cleared; NULL when out of memory. */
 SMP_HIDDEN void *tcache_alloc_slow(unsigned c);
 /* The block p (class c, owner's slab, free key written) did not fit the
- * fast path: remote batch, a grown and trimmed array, or its slab. */
-SMP_HIDDEN void tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who);
+ * fast path: remote batch, a grown and trimmed array, or its slab.  True
+ * when blocks went back to their slabs (a purge may be due). */
+SMP_HIDDEN bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who);
 /* Give the calling thread's blocks back and its bins the limits the
  * options now give (checked mode switched on at start-up: none). */
 SMP_HIDDEN void tcache_refresh(void);
