@@ -107,7 +107,7 @@ if command -v python3 >/dev/null; then
   out=$(python3 - "$S" "$tmp/ready" <<'PY'
 import os, signal, subprocess, sys
 launcher, fifo = sys.argv[1], sys.argv[2]
-script = 'trap \'kill $!; exit 5\' INT; bash -c true; sleep 1000 & echo ready >' + fifo + '; wait'
+script = 'trap \'kill $! 2>/dev/null; exit 5\' INT; bash -c true; sleep 1000 & echo ready >' + fifo + '; wait'
 p = subprocess.Popen([launcher, '--stats', 'bash', '-c', script], start_new_session=True,
                      stderr=subprocess.PIPE,
                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
