@@ -23,12 +23,14 @@
  *     near SIZE_MAX, the kernel refusing memory) and to EINVAL for an
  *     alignment that is not a power of two.  A successful call leaves errno
  *     unchanged.
- *   - Every block is aligned to at least 8 bytes; a block whose size is a
- *     multiple of 16 is aligned to 16 (so every object with fundamental
- *     alignment that fits is correctly aligned).
+ *   - Every block of 16 bytes or more is aligned to 16 (alignof(max_align_t)
+ *     on x86-64 and aarch64), smaller ones to 8: every object with
+ *     fundamental alignment that fits is correctly aligned.
  *   - Freeing a pointer that smpalloc did not hand out, an interior pointer,
- *     or (where detected) a block already freed prints one line on stderr
- *     naming the call and the address, then aborts.  NULL is always accepted
+ *     a block never handed out, or a block already freed prints one line on
+ *     stderr naming the call and the address, then aborts.  (A double free
+ *     is missed only when the block's first word was written between the
+ *     two frees, a use after free that checked mode catches.)  NULL is always accepted
  *     by the free functions and ignored.
  *   - Where C leaves freedom, smpalloc behaves as glibc 2.36 does:
  *     malloc(0) returns a unique, freeable pointer; realloc(p, 0) with p not
