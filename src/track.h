@@ -62,14 +62,15 @@ static inline void *track_resize(void *p, size_t old, size_t n) {
 }
 static inline void track_noaccess(const void *p, size_t n) { VALGRIND_MAKE_MEM_NOACCESS(p, n); }
 
-/* The size of the live block p as memcheck knows it, at most bound: the
- * length of its addressable start (everything past a block's request is
- * kept no-access), found by bisection.  bound when not under memcheck. */
+/* The size of the live block p as memcheck knows it, at most bound (which
+ * must not pass the block's usable size): the length of its addressable
+ * start, found by bisection, as everything past a block's request is kept
+ * no-access.  bound when not under memcheck. */
 static inline size_t track_size(const void *p, size_t bound) {
-  const char *b = p;
+  uintptr_t b = (uintptr_t)p;
   char v;
   if (bound == 0 || VALGRIND_GET_VBITS(b, &v, 1) == 0) return bound; /* 0: not memcheck */
-  size_t lo = 0, hi = bound; /* b[0 .. lo) addressable, b[hi] not (or hi == bound) */
+  size_t lo = 0, hi = bound; /* [b, b + lo) addressable, b + hi not (or hi == bound) */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (VALGRIND_GET_VBITS(b + mid, &v, 1) == 1) lo = mid + 1;
