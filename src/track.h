@@ -38,6 +38,11 @@
 #include "base.h"
 
 #ifdef SMP_VALGRIND
+#ifdef __has_include
+#if !__has_include(<valgrind/memcheck.h>)
+#error "the valgrind build (make VALGRIND=1) needs valgrind's headers: valgrind/memcheck.h"
+#endif
+#endif
 #include <string.h>
 #include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
