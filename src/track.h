@@ -2,10 +2,10 @@
  * track.h - what the valgrind build tells memcheck about smpalloc's blocks.
  *
  * `make VALGRIND=1` compiles the core with -DSMP_VALGRIND (into
- * build/valgrind).  Every function here is then a valgrind client request
+ * build/valgrind).  The functions here then make valgrind client requests
  * (a few instructions that do nothing when the program does not run under
- * valgrind); in every other build each is empty, or the identity, and
- * leaves no trace in the code.
+ * valgrind), or change how smpalloc stores addresses; in every other build
+ * each is empty, or the identity, and leaves no trace in the code.
  *
  * Memcheck then sees each block as malloc'd: handed out (undefined; defined
  * for calloc's known-zero memory), resized, freed (no access), with the
