@@ -263,7 +263,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
   }
   /* Large to small: copy down and free. */
   void *q = small_alloc(class_of(n), n);
-  if (q == NULL) return track_resize(p, track_size(p, SIZE_MAX), n); /* still valid and at least n bytes */
+  if (q == NULL) return track_resize(p, track_size(p, large_size(e)), n); /* still valid, at least n bytes */
   memcpy(q, p, track_size(p, n));
   track_free(p);
   free_large(p, e, "realloc");

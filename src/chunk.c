@@ -135,9 +135,10 @@ static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
   return NULL;
 }
 
-/* Carve k granules from the current chunk, or NULL (pool lock). */
+/* Bytes of the current chunk not carved yet (pool lock). */
 static uintptr_t carve_room(void) { return track_reveal(carve_end) - track_reveal(carve_next); }
 
+/* Carve k granules from the current chunk, or NULL (pool lock). */
 static slab_t *carve(unsigned k) {
   if (carve_room() < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
   uintptr_t next = track_reveal(carve_next);

@@ -32,7 +32,7 @@ SMP_HIDDEN void large_free(void *p, pagemap_entry_t e);
  * NULL if not possible, block unchanged. */
 SMP_HIDDEN void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_move);
 /* The length of the large block described by e. */
-SMP_HIDDEN size_t large_size(pagemap_entry_t e);
+SMP_HIDDEN size_t large_size(pagemap_entry_t e) __attribute__((pure));
 /* Unmap cached freed mappings: those at least delay ms old, or all.
  * Returns the bytes unmapped. */
 SMP_HIDDEN size_t large_cache_purge(bool all, uint32_t now, uint32_t delay);

@@ -22,6 +22,7 @@
 
 #include "chunk.h"
 #include "sizeclass.h"
+#include "track.h"
 
 /* The per-process random word that marks a free block (never 0: a block
  * never handed out reads 0). */

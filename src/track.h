@@ -2,10 +2,10 @@
  * track.h - what the valgrind build tells memcheck about smpalloc's blocks.
  *
  * `make VALGRIND=1` compiles the core with -DSMP_VALGRIND (into
- * build/valgrind).  Every function here is then a valgrind client request
+ * build/valgrind).  The functions here then make valgrind client requests
  * (a few instructions that do nothing when the program does not run under
- * valgrind); in every other build each is empty, or the identity, and
- * leaves no trace in the code.
+ * valgrind), or change how smpalloc stores addresses; in every other build
+ * each is empty, or the identity, and leaves no trace in the code.
  *
  * Memcheck then sees each block as malloc'd: handed out (undefined; defined
  * for calloc's known-zero memory), resized, freed (no access), with the
@@ -38,6 +38,11 @@
 #include "base.h"
 
 #ifdef SMP_VALGRIND
+#ifdef __has_include
+#if !__has_include(<valgrind/memcheck.h>)
+#error "the valgrind build (make VALGRIND=1) needs valgrind's headers: valgrind/memcheck.h"
+#endif
+#endif
 #include <string.h>
 #include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
@@ -62,14 +67,15 @@ static inline void *track_resize(void *p, size_t old, size_t n) {
 }
 static inline void track_noaccess(const void *p, size_t n) { VALGRIND_MAKE_MEM_NOACCESS(p, n); }
 
-/* The size of the live block p as memcheck knows it, at most bound: the
- * length of its addressable start (everything past a block's request is
- * kept no-access), found by bisection.  bound when not under memcheck. */
+/* The size of the live block p as memcheck knows it, at most bound (which
+ * must not pass the block's usable size): the length of its addressable
+ * start, found by bisection, as everything past a block's request is kept
+ * no-access.  bound when not under memcheck. */
 static inline size_t track_size(const void *p, size_t bound) {
-  const char *b = p;
+  uintptr_t b = (uintptr_t)p;
   char v;
   if (bound == 0 || VALGRIND_GET_VBITS(b, &v, 1) == 0) return bound; /* 0: not memcheck */
-  size_t lo = 0, hi = bound; /* b[0 .. lo) addressable, b[hi] not (or hi == bound) */
+  size_t lo = 0, hi = bound; /* [b, b + lo) addressable, b + hi not (or hi == bound) */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (VALGRIND_GET_VBITS(b + mid, &v, 1) == 1) lo = mid + 1;

@@ -114,10 +114,13 @@ static int clean(void) {
   r = reallocarray(r, 10, 8);
   verify(r, 40, 5, "reallocarray");
   check(realloc(r, 0) == NULL, "realloc(p, 0)");
-  /* realloc of blocks never written, and shorter than a word. */
+  /* realloc of blocks never written, shorter than a word, or empty. */
   unsigned char *t3 = realloc(malloc(3), 5), *t4 = realloc(malloc(100), 1000);
   free(realloc(t3, 500));
   free(t4);
+  free(realloc(malloc(0), 5));
+  free(realloc(malloc(0), 100));
+  free(calloc(0, 1));
 
   /* malloc_usable_size: what memcheck allows is what it says. */
   unsigned char *u = malloc(21);
