@@ -111,8 +111,8 @@ static unsigned small_class(const void *p, const slab_t *sl, const char *who) {
 
 /* A large block must start where its entry is. */
 static inline void large_check(const void *p, pagemap_entry_t e, const char *who) {
-  if (unlikely(pagemap_kind(e) < PAGEMAP_RUN || ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) != 0))
-    os_fatal(who, bad_pointer, p);
+  SMP_CHECK(pagemap_kind(e) >= PAGEMAP_RUN && ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) == 0, who,
+            bad_pointer, p);
 }
 
 /* ---- small blocks -------------------------------------------------------- */
@@ -243,7 +243,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     slab_t *sl = pagemap_desc(e);
     unsigned c = small_class(p, sl, "realloc");
     track_quiet_begin(); /* valgrind: p's first word may be undefined, or past its request */
-    if (unlikely(*(uint64_t *)p == slab_free_key)) os_fatal("realloc", bad_double, p);
+    SMP_CHECK(*(uint64_t *)p != slab_free_key, "realloc", bad_double, p);
     track_quiet_end();
     size_t have = class_table[c].size, kept = track_size(p, have);
     /* Stay in place while the block is at most twice what is asked. */
@@ -307,17 +307,16 @@ SMP_API size_t smp_usable_size(const void *p) {
 
 SMP_API void smp_free_sized(void *p, size_t size) {
   if (p == NULL) return;
-  if (unlikely(size > usable_size(p, "free_sized")))
-    os_fatal("free_sized", "size larger than the block at", p);
+  SMP_CHECK(size <= usable_size(p, "free_sized"), "free_sized", "size larger than the block at", p);
   free_any(p, "free_sized");
 }
 
 SMP_API void smp_free_aligned_sized(void *p, size_t align, size_t size) {
   if (p == NULL) return;
-  if (unlikely(!is_pow2(align) || ((uintptr_t)p & (align - 1)) != 0))
-    os_fatal("free_aligned_sized", "alignment does not match the block at", p);
-  if (unlikely(size > usable_size(p, "free_aligned_sized")))
-    os_fatal("free_aligned_sized", "size larger than the block at", p);
+  SMP_CHECK(is_pow2(align) && ((uintptr_t)p & (align - 1)) == 0, "free_aligned_sized",
+            "alignment does not match the block at", p);
+  SMP_CHECK(size <= usable_size(p, "free_aligned_sized"), "free_aligned_sized",
+            "size larger than the block at", p);
   free_any(p, "free_aligned_sized");
 }
 
@@ -354,7 +353,7 @@ SMP_API size_t smp_collect(void) { return purge_all(); }
 SMP_API void smp_dealloc(void *p, size_t len, size_t align) {
   (void)align;
   if (p == NULL) return;
-  if (unlikely(len > usable_size(p, "smp_dealloc")))
-    os_fatal("smp_dealloc", "length larger than the block at", p);
+  SMP_CHECK(len <= usable_size(p, "smp_dealloc"), "smp_dealloc", "length larger than the block at",
+            p);
   free_any(p, "smp_dealloc");
 }

@@ -55,8 +55,8 @@ void init_once(void) {
   int expect = 0;
   if (atomic_compare_exchange_strong(&init_state, &expect, 1)) {
     size_t page = os_page_size();
-    if (page > SMP_SLAB_SIZE || (SMP_SLAB_SIZE % page) != 0)
-      os_fatal("malloc", "the kernel's page size does not divide 64 KiB", NULL);
+    SMP_CHECK(page <= SMP_SLAB_SIZE && SMP_SLAB_SIZE % page == 0, "malloc",
+              "the kernel's page size does not divide 64 KiB", NULL);
     uint64_t key = os_random();
     slab_free_key = key ? key : 0x5eed5eed5eed5eedu;
     read_options();
