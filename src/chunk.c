@@ -2,10 +2,13 @@
  * chunk.c - chunks, descriptors, the pool of free granules, metadata memory
  * (see chunk.h).
  *
- * Lock order: a slot lock, then pool_lock; meta_lock is taken alone.
+ * Lock order: a slot lock, then pool_lock; grow_lock (held while a chunk is
+ * mapped: a system call under it, but it guards nothing else) before
+ * pool_lock and meta_lock; meta_lock is taken alone otherwise.
  */
 #include "chunk.h"
 #include "lock.h"
+#include "options.h"
 #include "os.h"
 #include "pagemap.h"
 
@@ -44,9 +47,25 @@ void *chunk_meta_alloc(size_t size, size_t align) {
 /* ---- the pool ----------------------------------------------------------- */
 
 static lock_t pool_lock;
-static uintptr_t carve_next, carve_end; /* the uncarved part of the current chunk (concealed) */
-static chunk_t *carve_chunk;            /* the chunk being carved */
-static chunk_t *chunks;                 /* every chunk, newest first */
+static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a time */
+
+/* Two chunks are carved at a time: a sparse one (CARVE_SPARSE: a class's
+ * first slab, runs), whose pages are faulted one by one as blocks are first
+ * used, and a dense one (CARVE_DENSE: fresh slabs of classes that used up
+ * a slab already), advised for transparent huge pages, so that its slabs
+ * are faulted in 2 MiB at a time (one fault instead of 512; on a virtual
+ * machine a fault can cost 10 us).  A dense slab is about to be filled, so
+ * a huge page costs at most one partly used huge page of memory; sparse
+ * use (a class used once) never pays a huge page.  The dense cursor only
+ * carves single granules, so a dense chunk is used up whole before the
+ * next one is mapped. */
+enum { CARVE_SPARSE, CARVE_DENSE };
+typedef struct {
+  uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
+  chunk_t *chunk;      /* the chunk being carved */
+} carve_t;
+static carve_t carves[2];
+static chunk_t *chunks; /* every chunk, newest first */
 
 /* Single free granules: dirty ones newest first (purging takes the oldest
  * first), and clean ones.  Free runs by length, newest first. */
@@ -135,39 +154,45 @@ static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
   return NULL;
 }
 
-/* Bytes of the current chunk not carved yet (pool lock). */
-static uintptr_t carve_room(void) { return track_reveal(carve_end) - track_reveal(carve_next); }
+/* Bytes of cursor c's chunk not carved yet (pool lock). */
+static uintptr_t carve_room(const carve_t *c) { return track_reveal(c->end) - track_reveal(c->next); }
 
-/* Carve k granules from the current chunk, or NULL (pool lock). */
-static slab_t *carve(unsigned k) {
-  if (carve_room() < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
-  uintptr_t next = track_reveal(carve_next);
-  slab_t *g = &carve_chunk->desc[(next - (track_reveal(carve_end) - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
-  carve_next = track_conceal(next + (uintptr_t)k * SMP_SLAB_SIZE);
+/* Carve k granules from cursor c's chunk, or NULL (pool lock). */
+static slab_t *carve(carve_t *c, unsigned k) {
+  if (carve_room(c) < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
+  uintptr_t next = track_reveal(c->next);
+  slab_t *g = &c->chunk->desc[(next - (track_reveal(c->end) - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
+  c->next = track_conceal(next + (uintptr_t)k * SMP_SLAB_SIZE);
   return g;
 }
 
-slab_t *chunk_take(unsigned k, bool *zero) {
+/* Is there a dense chunk to carve from, or could there be one? */
+static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0; }
+
+slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   slab_t *g = NULL;
   lock_take(&pool_lock);
   if (k == 1) {
     /* Resident first (a dirty single, then a granule split off a dirty
-     * run: no page faults), then clean, fresh, and last a granule of a
-     * clean run (longer runs are kept for large blocks). */
+     * run: no page faults); for a dense slab, the dense chunk (or NULL, to
+     * map one); then clean, fresh, and last a granule of a clean run
+     * (longer runs are kept for large blocks). */
     if ((g = dirty_head) != NULL) {
       dirty_unlink(g);
       *zero = false;
     } else if ((g = run_take(1, true, zero)) != NULL) {
+    } else if (dense && dense_usable()) {
+      if ((g = carve(&carves[CARVE_DENSE], 1)) != NULL) *zero = true;
     } else if ((g = clean_head) != NULL) {
       clean_head = g->next;
       *zero = true;
-    } else if ((g = carve(1)) != NULL) {
+    } else if ((g = carve(&carves[CARVE_SPARSE], 1)) != NULL) {
       *zero = true;
     } else {
       g = run_take(1, false, zero);
     }
   } else if ((g = run_take(k, true, zero)) == NULL && (g = run_take(k, false, zero)) == NULL &&
-             (g = carve(k)) != NULL) {
+             (g = carve(&carves[CARVE_SPARSE], k)) != NULL) {
     *zero = true;
   }
   if (g != NULL) {
@@ -191,16 +216,18 @@ void chunk_put(slab_t *g, unsigned k) {
 
 /* ---- growing ------------------------------------------------------------ */
 
-/* Map a chunk and its metadata, with no lock held.  NULL when out of
- * memory. */
-static chunk_t *chunk_map(void) {
-  void *c = os_map(SMP_CHUNK_SIZE, SMP_SLAB_SIZE);
+/* Map a chunk and its metadata, with no lock held; a dense one aligned to
+ * huge pages and advised for them.  NULL when out of memory. */
+static chunk_t *chunk_map(bool dense) {
+  size_t huge = dense ? os_huge_size() : 0;
+  void *c = os_map(SMP_CHUNK_SIZE, huge > SMP_SLAB_SIZE && huge <= SMP_CHUNK_SIZE ? huge : SMP_SLAB_SIZE);
   if (c == NULL) return NULL;
   chunk_t *cm = chunk_meta_alloc(sizeof *cm, os_page_size());
   if (cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
     os_unmap(c, SMP_CHUNK_SIZE);
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
+  cm->huge = huge != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
   for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
     cm->desc[i].base = track_conceal((uintptr_t)c + i * SMP_SLAB_SIZE);
@@ -209,30 +236,37 @@ static chunk_t *chunk_map(void) {
   return cm;
 }
 
-/* Make cm the chunk granules are carved from (pool lock).  What is left of
- * the previous one joins the pool as clean singles. */
-static void chunk_install(chunk_t *cm) {
+/* Make cm the chunk cursor c carves from (pool lock).  What is left of its
+ * previous chunk joins the pool as clean singles (for a dense cursor: only
+ * when two threads grew it at once). */
+static void chunk_install(carve_t *c, chunk_t *cm) {
   slab_t *g;
-  while ((g = carve(1)) != NULL) clean_push(g);
+  while ((g = carve(c, 1)) != NULL) clean_push(g);
   cm->next = chunks;
   chunks = cm;
-  carve_chunk = cm;
-  carve_next = track_conceal(chunk_base(&cm->desc[0]));
-  carve_end = track_conceal(chunk_base(&cm->desc[0]) + SMP_CHUNK_SIZE);
+  c->chunk = cm;
+  c->next = track_conceal(chunk_base(&cm->desc[0]));
+  c->end = track_conceal(chunk_base(&cm->desc[0]) + SMP_CHUNK_SIZE);
 }
 
-bool chunk_grow(unsigned k) {
+bool chunk_grow(unsigned k, bool dense) {
+  dense = dense && k == 1 && dense_usable();
+  carve_t *c = &carves[dense ? CARVE_DENSE : CARVE_SPARSE];
+  /* One thread maps at a time: threads that ran out together would each
+   * map a chunk, and all but the last would be left to the pool. */
+  lock_take(&grow_lock);
   lock_take(&pool_lock);
-  bool room = carve_room() >= (uintptr_t)k * SMP_SLAB_SIZE ||
-              (k == 1 && (dirty_head != NULL || clean_head != NULL));
+  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE ||
+              (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));
   lock_drop(&pool_lock);
-  if (room) return true; /* another thread grew it meanwhile */
-  chunk_t *cm = chunk_map();
-  if (cm == NULL) return false;
-  lock_take(&pool_lock);
-  chunk_install(cm);
-  lock_drop(&pool_lock);
-  return true;
+  chunk_t *cm = room ? NULL : chunk_map(dense); /* room: another thread grew it meanwhile */
+  if (cm != NULL) {
+    lock_take(&pool_lock);
+    chunk_install(c, cm);
+    lock_drop(&pool_lock);
+  }
+  lock_drop(&grow_lock);
+  return room || cm != NULL;
 }
 
 /* ---- returning pages ------------------------------------------------------ */
@@ -363,7 +397,7 @@ size_t chunk_unmap_free(void) {
   unsigned n = 0;
   lock_take(&pool_lock);
   for (chunk_t *cm = chunks; cm != NULL && n < 16; cm = cm->next) {
-    if (cm == carve_chunk) continue; /* still being carved */
+    if (cm == carves[CARVE_SPARSE].chunk || cm == carves[CARVE_DENSE].chunk) continue; /* being carved */
     bool all = true;
     for (unsigned i = 0; i < SMP_CHUNK_SLABS && all; i++) all = pooled(&cm->desc[i]);
     if (!all) continue;
@@ -406,14 +440,17 @@ void chunk_pool_counts(size_t *dirty, size_t *clean) {
 }
 
 void chunk_fork_prepare(void) {
+  lock_take(&grow_lock);
   lock_take(&pool_lock);
   lock_take(&meta_lock);
 }
 void chunk_fork_parent(void) {
   lock_drop(&meta_lock);
   lock_drop(&pool_lock);
+  lock_drop(&grow_lock);
 }
 void chunk_fork_child(void) {
   lock_reset(&meta_lock);
   lock_reset(&pool_lock);
+  lock_reset(&grow_lock);
 }

@@ -82,6 +82,7 @@ struct chunk_s {
   uint64_t bitmap[SMP_CHUNK_SLABS][SMP_BITMAP_WORDS]; /* first: page-aligned */
   slab_t desc[SMP_CHUNK_SLABS];
   chunk_t *next;
+  bool huge; /* advised for transparent huge pages (a dense chunk) */
 };
 
 /* The granule's address.  The descriptor keeps it concealed (track.h): in
@@ -101,15 +102,17 @@ static inline void chunk_set_state(slab_t *g, unsigned s) {
  * size.  NULL when out of memory.  May map (no lock may be held). */
 SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
 
-/* k contiguous free granules (1 <= k <= SMP_RUN_KMAX) from the pool or the
- * current chunk, out of the pool (state G_FRESH for the caller to set);
- * *zero tells whether their memory is known to be zero.  Never makes a
- * system call: NULL when none is at hand (call chunk_grow). */
-SMP_HIDDEN slab_t *chunk_take(unsigned k, bool *zero);
-/* Make room for k granules: map a new chunk unless another thread made room
- * meanwhile (a system call: no lock may be held).  False when out of
- * memory. */
-SMP_HIDDEN bool chunk_grow(unsigned k);
+/* k contiguous free granules (1 <= k <= SMP_RUN_KMAX) from the pool or a
+ * chunk being carved, out of the pool (state G_FRESH for the caller to
+ * set); *zero tells whether their memory is known to be zero.  dense (k ==
+ * 1): a slab that will be filled, carved from a chunk advised for huge
+ * pages when no resident granule is pooled.  Never makes a system call:
+ * NULL when none is at hand (call chunk_grow with the same k and dense). */
+SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
+/* Make room for k granules (dense: in a chunk advised for huge pages): map
+ * a new chunk unless another thread made room meanwhile (a system call: no
+ * lock may be held).  False when out of memory. */
+SMP_HIDDEN bool chunk_grow(unsigned k, bool dense);
 /* k granules from chunk_take come back (the caller cleared their page-map
  * entry): dirty, into the pool. */
 SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);

@@ -50,10 +50,10 @@ size_t large_size(pagemap_entry_t e) {
 /* ---- runs ------------------------------------------------------------------ */
 
 static void *large_run_alloc(unsigned k, bool *zeroed) {
-  slab_t *run = chunk_take(k, zeroed);
+  slab_t *run = chunk_take(k, false, zeroed);
   for (int tries = 0; run == NULL && tries < 3; tries++) { /* others may take the room */
-    if (!chunk_grow(k)) return NULL;
-    run = chunk_take(k, zeroed);
+    if (!chunk_grow(k, false)) return NULL;
+    run = chunk_take(k, false, zeroed);
   }
   if (run == NULL) return NULL;
   chunk_set_state(run, RUN_USED);

@@ -15,6 +15,8 @@ typedef struct {
   bool verbose;              /* SMPALLOC_VERBOSE: the start-up line */
   bool stats;                /* SMPALLOC_STATS: print statistics at exit */
   bool checked;              /* SMPALLOC_CHECKED: checked mode */
+  bool hugepages;            /* SMPALLOC_HUGEPAGES: dense slabs in chunks
+                                advised for transparent huge pages */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
   bool purge_peak;           /* threshold not set: dirty memory may also fill

@@ -157,6 +157,43 @@ bool os_move(void *p, size_t old_size, size_t new_size, void *dest) {
   return ok;
 }
 
+/* The kernel's transparent huge page size, 0 when they are off ("never")
+ * or unknown; read from sysfs once. */
+static _Atomic size_t os_huge = 1; /* 1: not read yet */
+
+static size_t os_read_small(const char *path, char *buf, size_t len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, len - 1);
+  close(fd);
+  buf[n > 0 ? n : 0] = 0;
+  return n > 0 ? (size_t)n : 0;
+}
+
+size_t os_huge_size(void) {
+  size_t h = atomic_load_explicit(&os_huge, memory_order_relaxed);
+  if (h != 1) return h;
+  int saved = errno;
+  char buf[128];
+  h = 0;
+  if (os_read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) &&
+      strstr(buf, "[never]") == NULL &&
+      os_read_small("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf, sizeof buf)) {
+    h = (size_t)strtoul(buf, NULL, 10);
+    if (h < os_page_size() || (h & (h - 1)) != 0) h = 0;
+  }
+  errno = saved;
+  atomic_store_explicit(&os_huge, h, memory_order_relaxed);
+  return h;
+}
+
+bool os_hugepage(void *p, size_t size) {
+  int saved = errno;
+  bool ok = madvise(p, size, MADV_HUGEPAGE) == 0;
+  errno = saved;
+  return ok;
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif

@@ -44,6 +44,13 @@ SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
 SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
 /* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
 SMP_HIDDEN void os_populate(void *p, size_t size);
+/* The size of a transparent huge page, or 0 when the kernel gives none
+ * (mode "never", or no THP support). */
+SMP_HIDDEN size_t os_huge_size(void);
+/* Ask for huge pages on [p, p+size) (MADV_HUGEPAGE): a first fault in an
+ * untouched aligned huge page's range then maps all of it at once.  False
+ * if the kernel refuses. */
+SMP_HIDDEN bool os_hugepage(void *p, size_t size);
 /* Return the pages of [p, p+size) to the kernel; they read as zero after. */
 SMP_HIDDEN void os_decommit(void *p, size_t size);
 /* Bytes mapped now (os_map, os_map_guarded, resizes), bytes returned to the

@@ -31,9 +31,9 @@ static void slab_verify(const void *p, uint32_t size) {
   track_quiet_end();
 }
 
-slab_t *slab_new(unsigned cls, unsigned owner) {
+slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   bool zero;
-  slab_t *sl = chunk_take(1, &zero);
+  slab_t *sl = chunk_take(1, dense, &zero);
   if (sl == NULL) return NULL;
   const class_info_t *ci = &class_table[cls];
   uint32_t count = ci->count;

@@ -37,10 +37,11 @@ static inline void *slab_unkey(void *p) {
   return p;
 }
 
-/* An empty slab of class cls owned by slot owner, from the pool, set up and
- * registered in the page map; sets *zero if its memory is known to be zero.
- * Never makes a system call: NULL when no granule is at hand. */
-SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner);
+/* An empty slab of class cls owned by slot owner, from the pool (dense: a
+ * slab about to be filled, chunk_take), set up and registered in the page
+ * map; its zero field tells whether its memory is known to be zero.  Never
+ * makes a system call: NULL when no granule is at hand. */
+SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
 /* Take up to want free blocks, lowest address first, into out[]; returns
  * the count (fewer only when the slab runs out). */
 SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked);

@@ -99,12 +99,16 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
   os_fatal("malloc", "corrupted slab metadata (count and bitmap disagree) at", (void *)chunk_base(sl));
 }
 
-/* Up to want blocks from the held slot s.  Sets *populate to a slab worth
- * faulting in at once (a busy bin's fresh slab).  Returns the count; fewer
- * than want means no slab is at hand without mapping.  Each round of the
- * loop takes at least one block or ends it: it cannot spin. */
+/* Up to want blocks from the held slot s.  A bin's first slab is sparse
+ * (faulted page by page: a class used once costs a page); a bin that used
+ * up a slab is busy, and its fresh slabs are dense (chunk.h: huge pages),
+ * or, without huge pages (or with sparse_only), faulted in with one system
+ * call: *populate is set to such a slab.  Returns the count; fewer than
+ * want means no slab is at hand without mapping, and *dense tells which
+ * kind was wanted.  Each round of the loop takes at least one block or ends
+ * it: it cannot spin. */
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
-                                 slab_t **populate) {
+                                 slab_t **populate, bool *dense, bool sparse_only) {
   bin_t *b = &s->bins[cls];
   uint32_t count = class_table[cls].count;
   bool checked = options.checked;
@@ -116,13 +120,11 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         slot_partial_unlink(b, sl);
         chunk_set_state(sl, SLAB_CUR);
       } else {
-        sl = slab_new(cls, (unsigned)(s - slots));
-        if (sl == NULL) break;
-        /* A bin's first slab is faulted page by page (a class used once
-         * costs a page); a bin that used up a slab is busy, and its next
-         * fresh slab is faulted in with one system call. */
         uint64_t bit = (uint64_t)1 << (cls % 64);
-        if (sl->zero && (s->taken[cls / 64] & bit)) *populate = sl;
+        *dense = (s->taken[cls / 64] & bit) && !sparse_only;
+        sl = slab_new(cls, (unsigned)(s - slots), *dense);
+        if (sl == NULL) break;
+        if (sl->zero && *dense && !sl->chunk->huge) *populate = sl;
         s->taken[cls / 64] |= bit;
       }
       b->cur = sl;
@@ -141,11 +143,15 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
 unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot) {
   unsigned n = 0;
   slab_t *populate = NULL;
+  bool dense = false, sparse_only = false;
   for (;;) {
     slot_t *s = slot_lock(slot);
-    n += slot_take_locked(s, cls, want - n, out + n, &populate);
+    n += slot_take_locked(s, cls, want - n, out + n, &populate, &dense, sparse_only);
     lock_drop(&s->lock);
-    if (n > 0 || !chunk_grow(1)) break; /* grow maps memory with no lock held */
+    if (n > 0) break;
+    if (chunk_grow(1, dense)) continue; /* grow maps memory with no lock held */
+    if (!dense) break;
+    sparse_only = true; /* no memory for a dense chunk: any granule will do */
   }
   if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
   return n;

@@ -1,0 +1,62 @@
+/* mem_hugepages: where smpalloc's slabs get transparent huge pages, and
+ * where they do not (t_mem_hugepages.sh runs it).
+ *
+ *   mem_hugepages dense MIB   allocate MIB MiB of 64-byte blocks (one size
+ *                             class filled: dense slabs), write each
+ *   mem_hugepages sparse      one block of every size 8..32 KiB (each class
+ *                             used once), written whole
+ *
+ * Prints the anonymous huge pages of the process (AnonHugePages summed over
+ * /proc/self/smaps, in KiB), the page faults the phase took (getrusage
+ * ru_minflt: a huge page counts once) and the growth of RSS, as
+ * "huge_kib N faults N rss_growth_kib N". */
+#define MEM_PROG "mem_hugepages"
+#include <sys/resource.h>
+
+#include "mem_common.h"
+
+static long anon_huge_kib(void) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (f == NULL) { perror("smaps"); exit(2); }
+  char line[512];
+  long sum = 0, v;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1) sum += v;
+  fclose(f);
+  return sum;
+}
+
+static long minflt(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | sparse\n"); return 2; }
+  long huge0 = anon_huge_kib();
+  size_t rss0 = rss_bytes();
+  long f0 = minflt();
+  if (strcmp(argv[1], "dense") == 0 && argc == 3) {
+    size_t n = (size_t)atol(argv[2]) * 1024 * 1024 / 64;
+    char **v = malloc(n * sizeof *v); /* a large block: its own pages, not slabs */
+    if (v == NULL) return 2;
+    for (size_t i = 0; i < n; i++) {
+      if ((v[i] = malloc(64)) == NULL) return 2;
+      memset(v[i], 1, 64);
+    }
+  } else if (strcmp(argv[1], "sparse") == 0) {
+    for (size_t size = 8; size <= 32768; size += size < 128 ? 8 : size / 8) {
+      char *p = malloc(size);
+      if (p == NULL) return 2;
+      memset(p, 1, size);
+    }
+  } else {
+    fprintf(stderr, "mem_hugepages: unknown phase %s\n", argv[1]);
+    return 2;
+  }
+  long f1 = minflt();
+  printf("huge_kib %ld faults %ld rss_growth_kib %ld\n", anon_huge_kib() - huge0, f1 - f0,
+         (long)((rss_bytes() - rss0) / 1024));
+  return 0;
+}

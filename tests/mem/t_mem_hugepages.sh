@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# t_mem_hugepages: the slabs of a size class being filled come in
+# transparent huge pages; a class used lightly never gets one; and
+# SMPALLOC_HUGEPAGES=0 turns them off (docs/design.md, "Page faults and huge
+# pages").  tests/mem/mem_hugepages.c under LD_PRELOAD=build/libsmpalloc.so:
+#   - dense 64: 64 MiB of 64-byte blocks.  At least half of it (32 MiB) is
+#     in huge pages, and it takes fewer than 4,096 page faults (4 KiB pages
+#     would take 16,384);
+#   - dense 64 with SMPALLOC_HUGEPAGES=0: no huge page;
+#   - sparse (one block of each size class, written whole): no huge page,
+#     and RSS grows by less than 2 MiB.
+# The machine decides: skipped when its transparent huge pages are off
+# (never) or unknown; the checks that want no huge page are skipped when
+# the kernel gives them to every mapping (always).  Exit 0 pass, 77 skip,
+# else fail.
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+need "$BIN" "$LIB"
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+[ -r "$THP" ] || skip "no transparent huge pages here ($THP is missing)"
+mode=$(sed -n 's/.*\[\([a-z]*\)\].*/\1/p' "$THP")
+echo "transparent huge pages: $mode"
+[ "$mode" = never ] && skip "transparent huge pages are off on this machine (never)"
+
+# field NAME: the value of NAME in the program's output line.
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$OUT"; }
+
+if check_run -t 120 "dense: 64 MiB of 64-byte blocks" env LD_PRELOAD="$LIB" "$BIN" dense 64; then
+  huge=$(field huge_kib) faults=$(field faults)
+  [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
+  [ "$faults" -lt 4096 ] && ok "$faults page faults" || fail "$faults page faults, want < 4096"
+fi
+if [ "$mode" = always ]; then
+  skipped+=("the kernel gives huge pages to every mapping (always): the no-huge-page checks say nothing")
+else
+  if check_run -t 120 "dense, SMPALLOC_HUGEPAGES=0" env SMPALLOC_HUGEPAGES=0 LD_PRELOAD="$LIB" "$BIN" dense 64; then
+    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=0"
+  fi
+  if check_run -t 120 "sparse: one block of every class" env LD_PRELOAD="$LIB" "$BIN" sparse; then
+    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a light use"
+    [ "$(field rss_growth_kib)" -lt 2048 ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
+      fail "RSS grew $(field rss_growth_kib) KiB for one block of each class, want < 2048"
+  fi
+fi
+finish
