@@ -55,28 +55,35 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
 }
 
 unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
-  uint32_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
-  uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+  const uint32_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
+  const uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+  const uintptr_t base = chunk_base(sl);
   unsigned got = 0, w = sl->hint, nw = (count + 63) / 64;
-  uint32_t last = 0;
+  uint32_t end = 0; /* offset just past the last block taken */
   uint64_t *bits = sl->bits;
   for (; w < nw && got < want; w++) {
     uint64_t x = bits[w];
-    if (x == 0) continue;
-    do {
-      last = w * 64 + (unsigned)__builtin_ctzll(x);
-      x &= x - 1;
-      void *p = (void *)(chunk_base(sl) + (uintptr_t)last * size);
-      if (checked && last * size < high) slab_verify(p, size);
-      out[got] = p;
-    } while (++got < want && x != 0);
+    /* Runs of neighbouring free blocks (a fresh slab is one run): an
+     * address and a store each. */
+    while (x != 0 && got < want) {
+      unsigned first = (unsigned)__builtin_ctzll(x), run = 64 - first;
+      uint64_t rest = ~(x >> first);
+      if (rest != 0) run = (unsigned)__builtin_ctzll(rest);
+      if (run > want - got) run = want - got;
+      x &= run == 64 ? 0 : ~(((((uint64_t)1 << run) - 1)) << first);
+      uintptr_t p = base + (uintptr_t)(w * 64 + first) * size;
+      for (unsigned i = 0; i < run; i++, p += size) out[got + i] = (void *)p;
+      got += run;
+      end = (w * 64 + first + run) * size;
+    }
     bits[w] = x;
     if (x != 0) break;
   }
+  if (checked) /* blocks below the high-water mark were freed: verify their fill */
+    for (unsigned i = 0; i < got && (uintptr_t)out[i] - base < high; i++) slab_verify(out[i], size);
   sl->hint = (uint16_t)w;
   sl->used += got;
-  if (got > 0 && (last + 1) * size > high)
-    atomic_store_explicit(&sl->high_off, (last + 1) * size, memory_order_relaxed);
+  if (end > high) atomic_store_explicit(&sl->high_off, end, memory_order_relaxed);
   return got;
 }
 

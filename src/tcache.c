@@ -136,7 +136,7 @@ void tcache_destroy(tcache_t *tc) {
 
 void *tcache_alloc_slow(unsigned c) {
   tcache_t *tc = tcache_self;
-  void *v[SMP_TCACHE_COUNT];
+  void *v[1];
   tcache_bin_t *b = &tc->bins[c];
   if (b->limit == 0 && (tcache_grow(tc, b, c), b->limit == 0)) {
     /* not cached: no cache, checked mode, a big class */
@@ -145,13 +145,15 @@ void *tcache_alloc_slow(unsigned c) {
     if (tc != &tcache_none && tc != &tcache_gone) tc->slot = slot;
     return slab_unkey(v[0]);
   }
+  /* The bin is empty: fill it (one slot lock for limit blocks), straight
+   * into its array, and hand out the top one. */
   tcache_grow(tc, b, c);
-  unsigned n = slot_take(c, b->limit / 2 ? b->limit / 2 : 1, v, &tc->slot);
+  unsigned n = slot_take(c, b->limit, b->slot, &tc->slot);
   if (n == 0) return NULL;
-  /* Lowest address on top: blocks go out in address order. */
-  for (unsigned i = 1; i < n; i++) b->slot[i - 1] = v[n - i];
   b->count = n - 1;
-  return slab_unkey(v[0]);
+  void *p = b->slot[n - 1];
+  track_forget(&b->slot[n - 1], sizeof p);
+  return slab_unkey(p);
 }
 
 bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
