@@ -87,21 +87,10 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
   return got;
 }
 
-bool slab_give(slab_t *sl, void *p, uint32_t *low, bool checked) {
-  uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - chunk_base(sl)) * sl->recip) >> 32);
-  uint64_t bit = (uint64_t)1 << (idx % 64), *w = &sl->bits[idx / 64];
-  if (unlikely(*w & bit)) return false;
-  *w |= bit;
-  if (idx / 64 < *low) *low = idx / 64;
-  /* The block holds the free key already (free wrote it): no write into
-   * it here, under the lock, but checked mode's fill. */
-  if (checked) {
-    track_quiet_begin(); /* valgrind: p is freed */
-    slab_fill(p, class_table[sl->cls].size);
-    track_quiet_end();
-  }
-  sl->used--;
-  return true;
+void slab_fill_free(const slab_t *sl, void *p) {
+  track_quiet_begin(); /* valgrind: p is freed */
+  slab_fill(p, class_table[sl->cls].size);
+  track_quiet_end();
 }
 
 void slab_retire(slab_t *sl, bool checked) {

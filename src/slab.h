@@ -45,9 +45,36 @@ SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
 /* Take up to want free blocks, lowest address first, into out[]; returns
  * the count (fewer only when the slab runs out). */
 SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked);
-/* The block p of sl comes back; false if it is free already (a double
- * free).  *low is lowered to its bitmap word if below. */
-SMP_HIDDEN bool slab_give(slab_t *sl, void *p, uint32_t *low, bool checked);
+/* Blocks of one slab coming back (slot_give): what slab_give needs, kept
+ * in registers for a run of blocks of that slab. */
+typedef struct {
+  uint64_t *bits;
+  uintptr_t base;  /* the granule */
+  uint32_t recip;
+  uint32_t low;    /* the lowest bitmap word that gained a bit (or ~0) */
+  uint32_t freed;  /* blocks given back, to count off sl->used */
+} slab_giving_t;
+
+static inline slab_giving_t slab_giving(const slab_t *sl, uintptr_t base) {
+  return (slab_giving_t){sl->bits, base, sl->recip, UINT32_MAX, 0};
+}
+/* The block p comes back: its bit is set; false if it is free already (a
+ * double free).  The block holds the free key already (free wrote it):
+ * nothing is written into it here, under the lock, except checked mode's
+ * fill (slab_fill_free).  Inline: slot_give runs it for every block a
+ * thread cache gives back. */
+static inline bool slab_give(slab_giving_t *g, void *p) {
+  uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - g->base) * g->recip) >> 32);
+  uint64_t bit = (uint64_t)1 << (idx % 64), *w = &g->bits[idx / 64];
+  if (unlikely(*w & bit)) return false;
+  *w |= bit;
+  if (idx / 64 < g->low) g->low = idx / 64;
+  g->freed++;
+  return true;
+}
+/* Checked mode: fill the free block p of sl with the pattern that
+ * slab_take and slab_retire verify. */
+SMP_HIDDEN void slab_fill_free(const slab_t *sl, void *p);
 /* An empty slab leaves its class: verified (checked mode), page-map entry
  * cleared, to the pool. */
 SMP_HIDDEN void slab_retire(slab_t *sl, bool checked);

@@ -29,6 +29,9 @@ typedef struct {
 static slot_t slots[SMP_MAX_SLOTS];
 static _Atomic unsigned nslots = 1; /* 1 until init: early calls all use slot 0 */
 static _Atomic size_t waits;
+/* Slabs each class holds, over all slots: a class that holds
+ * SMP_HUGE_AFTER of them is dense enough for huge pages (chunk.h). */
+static _Atomic uint32_t class_slabs[SMP_NCLASS];
 
 unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
 
@@ -121,10 +124,13 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         chunk_set_state(sl, SLAB_CUR);
       } else {
         uint64_t bit = (uint64_t)1 << (cls % 64);
-        *dense = (s->taken[cls / 64] & bit) && !sparse_only;
+        bool busy = s->taken[cls / 64] & bit;
+        *dense = busy && !sparse_only &&
+                 atomic_load_explicit(&class_slabs[cls], memory_order_relaxed) >= SMP_HUGE_AFTER;
         sl = slab_new(cls, (unsigned)(s - slots), *dense);
         if (sl == NULL) break;
-        if (sl->zero && *dense && !sl->chunk->huge) *populate = sl;
+        atomic_fetch_add_explicit(&class_slabs[cls], 1, memory_order_relaxed);
+        if (sl->zero && busy && !sl->chunk->huge) *populate = sl;
         s->taken[cls / 64] |= bit;
       }
       b->cur = sl;
@@ -163,15 +169,18 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
   os_fatal(who, "double free (block already free in its slab) of", p);
 }
 
-/* `freed` blocks of slab sl (owned by the held slot s) came back, and no
- * bitmap word below `low` gained a bit: settle its count and state. */
-static void slot_settle(slot_t *s, slab_t *sl, uint32_t low, bool was_full, bool checked) {
-  if (low < sl->hint) sl->hint = (uint16_t)low;
+/* Blocks of slab sl (owned by the held slot s) came back (g): count them
+ * off, and settle its hint and state. */
+static void slot_settle(slot_t *s, slab_t *sl, const slab_giving_t *g, bool was_full,
+                        bool checked) {
+  sl->used -= g->freed;
+  if (g->low < sl->hint) sl->hint = (uint16_t)g->low;
   bin_t *b = &s->bins[sl->cls];
   if (was_full) slot_partial_push(b, sl);
   if (sl->used == 0 && chunk_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
     slot_partial_unlink(b, sl);
     slab_retire(sl, checked);
+    atomic_fetch_sub_explicit(&class_slabs[sl->cls], 1, memory_order_relaxed);
   }
 }
 
@@ -180,36 +189,37 @@ static void slot_settle(slot_t *s, slab_t *sl, uint32_t low, bool was_full, bool
  * settled, once per run of same-slab blocks. */
 void slot_give(void **v, unsigned n, const char *who) {
   slot_t *held = NULL;
-  slab_t *sl = NULL;
-  uintptr_t granule = 0; /* of sl; 0: none */
-  uint32_t low = 0;
-  bool was_full = false, checked = options.checked;
-  for (unsigned i = 0; i < n; i++) {
-    void *p = v[i];
-    if (((uintptr_t)p >> SMP_SLAB_SHIFT) != granule) {
-      if (sl) slot_settle(held, sl, low, was_full, checked);
-      pagemap_entry_t e = pagemap_get(p);
-      /* Checked when it was freed; gone since: its slab emptied, so p was
-       * freed twice. */
-      if (unlikely(pagemap_kind(e) != PAGEMAP_SLAB)) slot_bad_free(p, who);
-      sl = pagemap_desc(e);
-      granule = (uintptr_t)p >> SMP_SLAB_SHIFT;
-      /* The owner cannot change while one of its blocks is out (used > 0). */
-      slot_t *o = &slots[sl->owner];
-      if (o != held) {
-        if (held) lock_drop(&held->lock);
-        lock_take(&o->lock);
-        held = o;
+  bool checked = options.checked;
+  for (unsigned i = 0; i < n;) {
+    unsigned first = i;
+    uintptr_t granule = (uintptr_t)v[i] >> SMP_SLAB_SHIFT;
+    pagemap_entry_t e = pagemap_get(v[i]);
+    /* Checked when it was freed; gone since: its slab emptied, so it was
+     * freed twice. */
+    if (unlikely(pagemap_kind(e) != PAGEMAP_SLAB)) {
+      if (held) lock_drop(&held->lock);
+      slot_bad_free(v[i], who);
+    }
+    slab_t *sl = pagemap_desc(e);
+    /* The owner cannot change while one of its blocks is out (used > 0). */
+    slot_t *o = &slots[sl->owner];
+    if (o != held) {
+      if (held) lock_drop(&held->lock);
+      lock_take(&o->lock);
+      held = o;
+    }
+    bool was_full = chunk_state(sl) == SLAB_FULL;
+    slab_giving_t g = slab_giving(sl, granule << SMP_SLAB_SHIFT);
+    do {
+      if (unlikely(!slab_give(&g, v[i]))) {
+        lock_drop(&held->lock);
+        slot_bad_free(v[i], who);
       }
-      was_full = chunk_state(sl) == SLAB_FULL;
-      low = UINT32_MAX;
-    }
-    if (unlikely(!slab_give(sl, p, &low, checked))) {
-      lock_drop(&held->lock);
-      slot_bad_free(p, who);
-    }
+    } while (++i < n && (uintptr_t)v[i] >> SMP_SLAB_SHIFT == granule);
+    if (unlikely(checked))
+      for (unsigned j = first; j < i; j++) slab_fill_free(sl, v[j]);
+    slot_settle(held, sl, &g, was_full, checked);
   }
-  if (sl) slot_settle(held, sl, low, was_full, checked);
   if (held) lock_drop(&held->lock);
 }
 
@@ -222,6 +232,7 @@ void slot_collect(void) {
       if (sl != NULL && sl->used == 0) {
         s->bins[c].cur = NULL;
         slab_retire(sl, options.checked);
+        atomic_fetch_sub_explicit(&class_slabs[c], 1, memory_order_relaxed);
       }
     }
     lock_drop(&s->lock);

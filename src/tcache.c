@@ -16,20 +16,23 @@ __thread tcache_t *tcache_self = &tcache_none;
 static lock_t tcache_lock;
 static tcache_t *tcache_free_list; /* caches of exited threads, for reuse */
 
-/* The most blocks bin c may hold. */
-static unsigned tcache_max(unsigned c) {
-  uint32_t size = class_table[c].size;
-  /* Checked mode caches nothing: every block goes through its slab, where
-   * double frees and writes after free are caught. */
-  if (size > SMP_TCACHE_MAX || options.checked) return 0;
-  uint32_t n = SMP_TCACHE_BYTES / size;
-  return n < 2 ? 2 : n > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : n;
-}
+/* The most blocks bin c may hold (tcache_room sets it). */
+static _Atomic uint16_t bin_max[SMP_NCLASS];
+static unsigned tcache_max(unsigned c) { return atomic_load_explicit(&bin_max[c], memory_order_relaxed); }
 
-/* Room for every bin's array at its limit. */
+/* Room for every bin's array at its limit, which it sets from the options
+ * (at start-up; the options are read before any thread has a cache). */
 static size_t tcache_room(void) {
   size_t n = 0;
-  for (unsigned c = 0; c < SMP_NCLASS; c++) n += tcache_max(c);
+  for (unsigned c = 0; c < SMP_NCLASS; c++) {
+    uint32_t size = class_table[c].size, m = SMP_TCACHE_BYTES / size;
+    m = m < 2 ? 2 : m > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : m;
+    /* Checked mode caches nothing: every block goes through its slab,
+     * where double frees and writes after free are caught. */
+    if (size > SMP_TCACHE_MAX || options.checked) m = 0;
+    atomic_store_explicit(&bin_max[c], (uint16_t)m, memory_order_relaxed);
+    n += m;
+  }
   return n;
 }
 
@@ -145,10 +148,11 @@ void *tcache_alloc_slow(unsigned c) {
     if (tc != &tcache_none && tc != &tcache_gone) tc->slot = slot;
     return slab_unkey(v[0]);
   }
-  /* The bin is empty: fill it (one slot lock for limit blocks), straight
-   * into its array, and hand out the top one. */
+  /* The bin is empty: fill half of it (one slot lock for limit/2 blocks;
+   * a full fill holds more memory in every thread's cache), straight into
+   * its array, and hand out the top one. */
   tcache_grow(tc, b, c);
-  unsigned n = slot_take(c, b->limit, b->slot, &tc->slot);
+  unsigned n = slot_take(c, b->limit / 2 ? b->limit / 2 : 1, b->slot, &tc->slot);
   if (n == 0) return NULL;
   b->count = n - 1;
   void *p = b->slot[n - 1];

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# t_mem_hugepages: the slabs of a size class being filled come in
-# transparent huge pages; a class used lightly never gets one; and
+# t_mem_hugepages: once a size class holds 2 MiB of slabs, its fresh slabs
+# come in transparent huge pages; a class below that never gets one; and
 # SMPALLOC_HUGEPAGES=0 turns them off (docs/design.md, "Page faults and huge
 # pages").  tests/mem/mem_hugepages.c under LD_PRELOAD=build/libsmpalloc.so:
 #   - dense 64: 64 MiB of 64-byte blocks.  At least half of it (32 MiB) is
 #     in huge pages, and it takes fewer than 4,096 page faults (4 KiB pages
 #     would take 16,384);
 #   - dense 64 with SMPALLOC_HUGEPAGES=0: no huge page;
+#   - dense 1: 1 MiB of 64-byte blocks, below the mark: no huge page;
 #   - sparse (one block of each size class, written whole): no huge page,
 #     and RSS grows by less than 2 MiB.
 # The machine decides: skipped when its transparent huge pages are off
@@ -35,6 +36,9 @@ if [ "$mode" = always ]; then
 else
   if check_run -t 120 "dense, SMPALLOC_HUGEPAGES=0" env SMPALLOC_HUGEPAGES=0 LD_PRELOAD="$LIB" "$BIN" dense 64; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=0"
+  fi
+  if check_run -t 120 "dense 1: 1 MiB of 64-byte blocks, below the mark" env LD_PRELOAD="$LIB" "$BIN" dense 1; then
+    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a class under 2 MiB"
   fi
   if check_run -t 120 "sparse: one block of every class" env LD_PRELOAD="$LIB" "$BIN" sparse; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a light use"
