@@ -179,8 +179,8 @@ static void slot_settle(slot_t *s, slab_t *sl, const slab_giving_t *g, bool was_
   if (was_full) slot_partial_push(b, sl);
   if (sl->used == 0 && chunk_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
     slot_partial_unlink(b, sl);
-    slab_retire(sl, checked);
     atomic_fetch_sub_explicit(&class_slabs[sl->cls], 1, memory_order_relaxed);
+    slab_retire(sl, checked); /* sl belongs to the pool from here */
   }
 }
 
@@ -231,8 +231,8 @@ void slot_collect(void) {
       slab_t *sl = s->bins[c].cur;
       if (sl != NULL && sl->used == 0) {
         s->bins[c].cur = NULL;
-        slab_retire(sl, options.checked);
         atomic_fetch_sub_explicit(&class_slabs[c], 1, memory_order_relaxed);
+        slab_retire(sl, options.checked);
       }
     }
     lock_drop(&s->lock);
