@@ -49,16 +49,15 @@ void *chunk_meta_alloc(size_t size, size_t align) {
 static lock_t pool_lock;
 static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a time */
 
-/* Two chunks are carved at a time: a sparse one (CARVE_SPARSE: a class's
- * first slab, runs), whose pages are faulted one by one as blocks are first
- * used, and a dense one (CARVE_DENSE: fresh slabs of classes that used up
- * a slab already), advised for transparent huge pages, so that its slabs
+/* Two chunks are carved at a time: a sparse one (CARVE_SPARSE), whose
+ * pages are faulted one by one as blocks are first used, and a dense one
+ * (CARVE_DENSE), advised for transparent huge pages, so that its granules
  * are faulted in 2 MiB at a time (one fault instead of 512; on a virtual
- * machine a fault can cost 10 us).  A dense slab is about to be filled, so
- * a huge page costs at most one partly used huge page of memory; sparse
- * use (a class used once) never pays a huge page.  The dense cursor only
- * carves single granules, so a dense chunk is used up whole before the
- * next one is mapped. */
+ * machine a fault can cost 10 us).  Only the slabs of a class past the mark
+ * (SMP_HUGE_AFTER: it holds 2 MiB already, slot.c) are dense, so a huge
+ * page is filled by memory about to be used, and a light user never pays
+ * one.  The dense cursor carves single granules only, so a dense chunk is
+ * used up whole before the next one is mapped. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
   uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
@@ -70,7 +69,11 @@ static chunk_t *chunks; /* every chunk, newest first */
 /* Single free granules: dirty ones newest first (purging takes the oldest
  * first), and clean ones.  Free runs by length, newest first. */
 static slab_t *dirty_head, *dirty_tail, *clean_head;
-static slab_t *run_dirty[SMP_RUN_KMAX + 1], *run_clean[SMP_RUN_KMAX + 1];
+/* Free runs, by length (up to a whole chunk: neighbours merge), newest
+ * first, doubly linked through next and prev; a free run's last granule
+ * points back at its head (prev), so that a run freed after it can merge. */
+#define RUN_LISTS (SMP_CHUNK_SLABS + 1)
+static slab_t *run_dirty[RUN_LISTS], *run_clean[RUN_LISTS];
 static _Atomic size_t n_dirty, n_run_dirty; /* granules */
 static _Atomic uint32_t dirty_oldest;       /* stamp of dirty_tail, when any */
 static _Atomic size_t n_active, n_peak;     /* granules in use, and their most */
@@ -99,6 +102,8 @@ static void dirty_unlink(slab_t *g) {
   if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
 }
 
+static void clean_push(slab_t *g);
+
 /* Put the single granule g on the dirty list, newest first (pool lock). */
 static void dirty_push(slab_t *g, uint32_t now) {
   chunk_set_state(g, G_DIRTY);
@@ -116,16 +121,32 @@ static void run_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
   g->cls = (uint16_t)k;
   g->stamp = stamp;
   for (unsigned i = 1; i < k; i++) chunk_set_state(&g[i], RUN_TAIL);
-  if (dirty) {
-    chunk_set_state(g, RUN_DIRTY);
-    g->next = run_dirty[k];
-    run_dirty[k] = g;
-    add(&n_run_dirty, k);
-  } else {
-    chunk_set_state(g, RUN_CLEAN);
-    g->next = run_clean[k];
-    run_clean[k] = g;
-  }
+  g[k - 1].prev = g;
+  chunk_set_state(g, dirty ? RUN_DIRTY : RUN_CLEAN);
+  slab_t **head = dirty ? &run_dirty[k] : &run_clean[k];
+  g->prev = NULL;
+  g->next = *head;
+  if (*head) (*head)->prev = g;
+  *head = g;
+  if (dirty) add(&n_run_dirty, k);
+}
+
+/* Take the free run at g off its list (pool lock). */
+static void run_unlink(slab_t *g) {
+  bool dirty = chunk_state(g) == RUN_DIRTY;
+  unsigned k = g->cls;
+  if (g->prev) g->prev->next = g->next;
+  else if (dirty) run_dirty[k] = g->next;
+  else run_clean[k] = g->next;
+  if (g->next) g->next->prev = g->prev;
+  if (dirty) sub(&n_run_dirty, k);
+}
+
+/* Put the k free granules at g back as a single or a run (pool lock). */
+static void free_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
+  if (k >= 2) run_push(g, k, dirty, stamp);
+  else if (dirty) dirty_push(g, stamp);
+  else clean_push(g);
 }
 
 static void clean_push(slab_t *g) {
@@ -138,16 +159,11 @@ static void clean_push(slab_t *g) {
  * fits; the rest goes back as a shorter run (or a single).  Pool lock. */
 static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
   slab_t **lists = dirty ? run_dirty : run_clean;
-  for (unsigned j = k < 2 ? 2 : k; j <= SMP_RUN_KMAX; j++) {
+  for (unsigned j = k < 2 ? 2 : k; j < RUN_LISTS; j++) {
     slab_t *g = lists[j];
     if (g == NULL) continue;
-    lists[j] = g->next;
-    if (dirty) sub(&n_run_dirty, j);
-    if (j - k == 1) {
-      if (dirty) dirty_push(&g[k], g->stamp); else clean_push(&g[k]);
-    } else if (j > k) {
-      run_push(&g[k], j - k, dirty, g->stamp);
-    }
+    run_unlink(g);
+    if (j > k) free_push(&g[k], j - k, dirty, g->stamp);
     *zero = !dirty;
     return g;
   }
@@ -196,7 +212,11 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
     *zero = true;
   }
   if (g != NULL) {
-    for (unsigned i = 0; i < k; i++) chunk_set_state(&g[i], i ? RUN_TAIL : G_FRESH);
+    for (unsigned i = 1; i < k; i++) {
+      chunk_set_state(&g[i], RUN_TAIL);
+      g[i].prev = g;
+    }
+    chunk_set_state(g, G_FRESH);
     g->next = g->prev = NULL;
     add(&n_active, k);
     if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
@@ -209,9 +229,94 @@ void chunk_put(slab_t *g, unsigned k) {
   uint32_t now = os_now_ms();
   lock_take(&pool_lock);
   sub(&n_active, k);
-  if (k == 1) dirty_push(g, now);
-  else run_push(g, k, true, now);
+  if (k >= 2) {
+    /* A run merges with the dirty granules and runs right before and after
+     * it in its chunk, so that large blocks freed side by side serve a
+     * larger one later (a growing array) instead of being purged unused.
+     * (A slab's granule stays single: slabs come and go one by one.) */
+    chunk_t *cm = g->chunk;
+    unsigned i = (unsigned)(g - cm->desc);
+    if (i + k < SMP_CHUNK_SLABS) {
+      slab_t *r = g + k;
+      if (chunk_state(r) == G_DIRTY) {
+        dirty_unlink(r);
+        k += 1;
+      } else if (chunk_state(r) == RUN_DIRTY) {
+        run_unlink(r);
+        k += r->cls;
+      }
+    }
+    if (i > 0) {
+      slab_t *l = g - 1, *h = l->prev;
+      if (chunk_state(l) == G_DIRTY) {
+        dirty_unlink(l);
+        g = l;
+        k += 1;
+      } else if (chunk_state(l) == RUN_TAIL && h != NULL && h >= cm->desc && h < l &&
+                 chunk_state(h) == RUN_DIRTY && h + h->cls == g) {
+        run_unlink(h);
+        k += h->cls;
+        g = h;
+      }
+    }
+  }
+  free_push(g, k, true, now);
   lock_drop(&pool_lock);
+}
+
+bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
+  chunk_t *cm = g->chunk;
+  unsigned i = (unsigned)(g - cm->desc);
+  if (want <= k || i + want > SMP_CHUNK_SLABS) return false;
+  lock_take(&pool_lock);
+  /* First see whether the granules after the run are free (dirty singles,
+   * free runs, or the uncarved space of a chunk being carved), then take
+   * them: nothing changes unless all of them are there. */
+  unsigned have = k;
+  carve_t *c = NULL;
+  while (have < want) {
+    slab_t *r = g + have;
+    unsigned s = chunk_state(r);
+    if (s == G_DIRTY) {
+      have += 1;
+    } else if (s == RUN_DIRTY || s == RUN_CLEAN) {
+      have += r->cls;
+    } else if (s == G_FRESH) {
+      for (unsigned j = 0; j < 2 && c == NULL; j++)
+        if (carves[j].chunk == cm && track_reveal(carves[j].next) == chunk_base(r)) c = &carves[j];
+      if (c == NULL) break;
+      have += (unsigned)(carve_room(c) / SMP_SLAB_SIZE);
+      break; /* the rest of the chunk is uncarved */
+    } else {
+      break;
+    }
+  }
+  bool ok = have >= want;
+  for (unsigned at = k; ok && at < want;) {
+    slab_t *r = g + at;
+    unsigned s = chunk_state(r), n = 1;
+    if (s == G_DIRTY) {
+      dirty_unlink(r);
+    } else if (s == RUN_DIRTY || s == RUN_CLEAN) {
+      n = r->cls;
+      run_unlink(r);
+      if (at + n > want) free_push(r + (want - at), at + n - want, s == RUN_DIRTY, r->stamp);
+    } else { /* the carve cursor */
+      n = want - at;
+      carve(c, n);
+    }
+    at += n;
+  }
+  if (ok) {
+    for (unsigned j = k; j < want; j++) {
+      chunk_set_state(&g[j], RUN_TAIL);
+      g[j].prev = g;
+    }
+    add(&n_active, want - k);
+    if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
+  }
+  lock_drop(&pool_lock);
+  return ok;
 }
 
 /* ---- growing ------------------------------------------------------------ */
@@ -362,17 +467,14 @@ size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay) {
   slab_t *batch = NULL;
   size_t returned = 0;
   lock_take(&pool_lock);
-  for (unsigned k = 2; k <= SMP_RUN_KMAX; k++)
-    for (slab_t **link = &run_dirty[k]; *link != NULL;) {
-      slab_t *g = *link;
+  for (unsigned k = 2; k < RUN_LISTS; k++)
+    for (slab_t *g = run_dirty[k], *next; g != NULL; g = next) {
+      next = g->next;
       if (all || (uint32_t)(now - g->stamp) >= delay) {
-        *link = g->next;
+        run_unlink(g);
         chunk_set_state(g, RUN_PURGING);
         g->next = batch;
         batch = g;
-        sub(&n_run_dirty, k);
-      } else {
-        link = &g->next;
       }
     }
   lock_drop(&pool_lock);

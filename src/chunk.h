@@ -102,7 +102,7 @@ static inline void chunk_set_state(slab_t *g, unsigned s) {
  * size.  NULL when out of memory.  May map (no lock may be held). */
 SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
 
-/* k contiguous free granules (1 <= k <= SMP_RUN_KMAX) from the pool or a
+/* k contiguous free granules (1 <= k <= SMP_CHUNK_SLABS) from the pool or a
  * chunk being carved, out of the pool (state G_FRESH for the caller to
  * set); *zero tells whether their memory is known to be zero.  dense (k ==
  * 1): a slab that will be filled, carved from a chunk advised for huge
@@ -114,8 +114,13 @@ SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
  * lock may be held).  False when out of memory. */
 SMP_HIDDEN bool chunk_grow(unsigned k, bool dense);
 /* k granules from chunk_take come back (the caller cleared their page-map
- * entry): dirty, into the pool. */
+ * entry): dirty, into the pool; a run merges with the dirty granules and
+ * runs next to it. */
 SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);
+/* Grow the run of k granules at g (from chunk_take, in use) to want
+ * granules in place, with the free granules right after it; false (the run
+ * unchanged) when they are not all free. */
+SMP_HIDDEN bool chunk_extend(slab_t *g, unsigned k, unsigned want);
 
 /* For the purge policy: granules in use (slabs and runs) and their most
  * since chunk_peak_reset; dirty granules; the stamp of the oldest dirty
