@@ -230,29 +230,23 @@ void chunk_put(slab_t *g, unsigned k) {
   lock_take(&pool_lock);
   sub(&n_active, k);
   if (k >= 2) {
-    /* A run merges with the dirty granules and runs right before and after
-     * it in its chunk, so that large blocks freed side by side serve a
-     * larger one later (a growing array) instead of being purged unused.
-     * (A slab's granule stays single: slabs come and go one by one.) */
+    /* A run merges with the free dirty runs right before and after it in
+     * its chunk, so that large blocks freed side by side serve a larger
+     * one later instead of being purged unused.  Dirty singles are left
+     * alone: they are what new slabs take first (absorbing them made
+     * mstress's peak RSS 5 % larger). */
     chunk_t *cm = g->chunk;
     unsigned i = (unsigned)(g - cm->desc);
     if (i + k < SMP_CHUNK_SLABS) {
       slab_t *r = g + k;
-      if (chunk_state(r) == G_DIRTY) {
-        dirty_unlink(r);
-        k += 1;
-      } else if (chunk_state(r) == RUN_DIRTY) {
+      if (chunk_state(r) == RUN_DIRTY) {
         run_unlink(r);
         k += r->cls;
       }
     }
     if (i > 0) {
       slab_t *l = g - 1, *h = l->prev;
-      if (chunk_state(l) == G_DIRTY) {
-        dirty_unlink(l);
-        g = l;
-        k += 1;
-      } else if (chunk_state(l) == RUN_TAIL && h != NULL && h >= cm->desc && h < l &&
+      if (chunk_state(l) == RUN_TAIL && h != NULL && h >= cm->desc && h < l &&
                  chunk_state(h) == RUN_DIRTY && h + h->cls == g) {
         run_unlink(h);
         k += h->cls;

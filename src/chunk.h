@@ -114,8 +114,8 @@ SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
  * lock may be held).  False when out of memory. */
 SMP_HIDDEN bool chunk_grow(unsigned k, bool dense);
 /* k granules from chunk_take come back (the caller cleared their page-map
- * entry): dirty, into the pool; a run merges with the dirty granules and
- * runs next to it. */
+ * entry): dirty, into the pool; a run merges with the free dirty runs
+ * next to it. */
 SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);
 /* Grow the run of k granules at g (from chunk_take, in use) to want
  * granules in place, with the free granules right after it; false (the run
