@@ -60,22 +60,16 @@ tcache_t *tcache_create(void) {
   tcache_t *tc = tcache_free_list;
   if (tc != NULL) tcache_free_list = tc->next_free;
   lock_drop(&tcache_lock);
-  bool reused = tc != NULL;
   if (tc == NULL && (tc = chunk_meta_alloc(sizeof *tc + room * sizeof(void *), 64)) == NULL) {
     tcache_self = &tcache_gone;
     return NULL;
   }
+  tcache_reset(tc, room);
   /* Spread new threads over the slots from the start (SmpAllocator starts
    * every thread at slot 0 and lets contention move it): a thread then
-   * mostly frees blocks of its own slot's slabs.  A thread that takes over
-   * the cache of one that exited takes its slot too: that slot just lost
-   * its thread, and a successor (a pool's new worker, larson's next
-   * generation) mostly frees its predecessor's blocks, which are then its
-   * own slot's, not remote. */
+   * mostly frees blocks of its own slot's slabs. */
   static _Atomic unsigned next_slot;
-  if (!reused || tc->slot >= slot_count())
-    tc->slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % slot_count();
-  tcache_reset(tc, room);
+  tc->slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % slot_count();
   tcache_self = tc;
   return tc;
 }

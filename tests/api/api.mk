@@ -8,8 +8,7 @@
 #   static             static.c (t_static): malloc in a program linked with
 #                      the archive is smpalloc's
 #   internal           internal.c (t_internal): the class table and the
-#                      block-start test, exhaustively, and the slots given
-#                      to threads; built with all of
+#                      block-start test, exhaustively; built with all of
 #                      $(CORE_SRCS) for the internal header
 #   options, options_static
 #                      options.c (t_options): what each SMPALLOC_* option

@@ -10,41 +10,12 @@
  *     slab; every class from 16 bytes on is a multiple of 16 (16-aligned
  *     blocks) and its bitmap fits the chunk's room for it.
  *   - class_aligned(n, a) gives a class whose size is a multiple of a.
- *   - with 4 slots, threads run one after another each take over the
- *     exited one's thread cache and its slot (tcache.c: a successor mostly
- *     frees its predecessor's blocks), while two threads alive at once are
- *     spread over different slots.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "chunk.h"
 #include "sizeclass.h"
-#include "slot.h"
-#include "smpalloc.h"
-#include "tcache.h"
-
-/* A thread's slot, once it has a cache; waits on *gate (if any) before it
- * returns, so that two threads can be alive at once. */
-typedef struct {
-  unsigned slot;
-  pthread_barrier_t *gate;
-} slot_probe_t;
-
-static void *probe_slot(void *arg) {
-  slot_probe_t *sp = arg;
-  smp_free(smp_malloc(32)); /* the thread gets its cache */
-  sp->slot = tcache_self->slot;
-  if (sp->gate) pthread_barrier_wait(sp->gate);
-  return NULL;
-}
-
-static void probe(slot_probe_t *sp, unsigned n) {
-  pthread_t t[2];
-  for (unsigned i = 0; i < n; i++) pthread_create(&t[i], NULL, probe_slot, &sp[i]);
-  for (unsigned i = 0; i < n; i++) pthread_join(t[i], NULL);
-}
 
 static unsigned long failures;
 #define CHECK(c, ...) \
@@ -84,18 +55,6 @@ int main(void) {
       CHECK(c < SMP_NCLASS && class_table[c].size % a == 0 && class_table[c].size >= n,
             "class_aligned(%zu, %zu) = %u", n, a, c);
     }
-  slot_set_count(4);
-  slot_probe_t seq[5] = {{0, NULL}};
-  for (unsigned i = 0; i < 5; i++) probe(&seq[i], 1);
-  for (unsigned i = 1; i < 5; i++, checks++)
-    CHECK(seq[i].slot == seq[0].slot, "thread %u after an exited one: slot %u, the exited one's %u", i,
-          seq[i].slot, seq[0].slot);
-  pthread_barrier_t gate;
-  pthread_barrier_init(&gate, NULL, 2);
-  slot_probe_t both[2] = {{0, &gate}, {0, &gate}};
-  probe(both, 2);
-  checks++;
-  CHECK(both[0].slot != both[1].slot, "two threads alive at once share slot %u", both[0].slot);
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
