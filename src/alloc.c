@@ -18,6 +18,13 @@
  * array of free blocks per class, so the common malloc and free touch no
  * lock and no atomic.
  *
+ * Page faults cost more than anything else a young heap does, so a class
+ * that holds 2 MiB of slabs (or any busy class once the heap holds 16 MiB)
+ * gets its new slabs from chunks advised for transparent huge pages, while
+ * a class used lightly is faulted in a page at a time.  Freed runs merge
+ * with free runs beside them, and realloc grows a run into free granules
+ * after it.
+ *
  *   malloc(n):  class = class_of(n); pop the thread's array for class;
  *               miss: lock a slot, take a batch from its current slab
  *               (lowest free bits first), a partial slab, or a new one.
