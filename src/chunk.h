@@ -3,8 +3,9 @@
  * granules; metadata memory.
  *
  * Address space for slabs and runs comes in chunks of SMP_CHUNK_SIZE bytes
- * (64 granules of 64 KiB), mapped 64 KiB-aligned, so a block's granule is
- * its address with the low 16 bits cleared.  Every granule has a descriptor
+ * (64 granules of 64 KiB), mapped 64 KiB-aligned (2 MiB for the dense
+ * chunks of huge pages, chunk.c), so a block's granule is its address with
+ * the low 16 bits cleared.  Every granule has a descriptor
  * (slab_t), and every slab a bitmap; both live in the chunk's metadata
  * (chunk_t), out of band in a guarded metadata region: no allocator state
  * is ever next to a user block.
@@ -12,12 +13,15 @@
  * A free granule is in the pool: "dirty" (its pages still resident) until
  * the purge policy (purge.c) returns its pages, then "clean".  Runs of k
  * contiguous granules (large blocks up to SMP_RUN_MAX) come from the same
- * chunks and pool.  chunk_take prefers dirty granules (no page faults), then
- * clean ones, then fresh chunk space.
+ * chunks and pool; a freed run merges with the free dirty runs next to it,
+ * and a run in use can grow into the free granules after it.  chunk_take
+ * prefers dirty granules (no page faults), then clean ones, then fresh
+ * chunk space.
  *
  * Locking: the pool lock guards the pool lists and the state of pooled
  * descriptors; it is taken alone, or under a slot lock.  No system call is
- * made under it: chunks are mapped and pages returned with no lock held.
+ * made under it: pages are returned with no lock held, and chunks mapped
+ * under the grow lock only, which guards nothing else.
  */
 #ifndef SMP_CHUNK_H
 #define SMP_CHUNK_H
