@@ -147,9 +147,11 @@ static void *small_resize(void *p, const slab_t *sl, size_t n, const char *who) 
   return n <= have ? track_resize(p, track_size(p, have), n) : NULL;
 }
 
-SMP_NOINLINE static void small_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
+/* (The class and owner are read again here, not passed: the fast path
+ * then keeps no copy of them.  sl stays p's slab while p is out.) */
+SMP_NOINLINE static void small_free_slow(void *p, const slab_t *sl, const char *who) {
   if (!tcache_ready()) init_thread();
-  if (tcache_free_slow(p, c, owner, who)) purge_maintain();
+  if (tcache_free_slow(p, sl->cls, sl->owner, who)) purge_maintain();
 }
 
 /* Free the small block p of slab sl: check it, mark it free (the key),
@@ -163,9 +165,8 @@ static inline __attribute__((always_inline)) void small_free(void *p, slab_t *sl
   if (unlikely(*(uint64_t *)p == key)) return track_quiet_end(), os_fail(who, bad_double, p);
   *(uint64_t *)p = key;
   track_quiet_end();
-  unsigned c = sl->cls;
-  if (likely(tcache_push(p, c, sl->owner))) return;
-  small_free_slow(p, c, sl->owner, who);
+  if (likely(tcache_push(p, sl->cls, sl->owner))) return;
+  small_free_slow(p, sl, who);
 }
 
 /* ---- large blocks and the shared paths ------------------------------------- */

@@ -42,13 +42,15 @@ static inline size_t pagemap_length(pagemap_entry_t e) { return (size_t)(e & ~(p
 SMP_HIDDEN extern _Atomic(_Atomic pagemap_entry_t *) pagemap_top[1u << PAGEMAP_TOP_BITS];
 
 static inline pagemap_entry_t pagemap_get(const void *p) {
-  uintptr_t a = (uintptr_t)p;
-  if (unlikely(a >> (PAGEMAP_TOP_BITS + 32))) return 0;
-  _Atomic pagemap_entry_t *leaf = atomic_load_explicit(&pagemap_top[a >> 32], memory_order_acquire);
+  uintptr_t a = (uintptr_t)p, t = a >> 32;
+  if (unlikely(t >= (1u << PAGEMAP_TOP_BITS))) return 0; /* past 48 bits: not ours */
+  _Atomic pagemap_entry_t *leaf = atomic_load_explicit(&pagemap_top[t], memory_order_acquire);
   if (unlikely(leaf == NULL)) return 0;
-  return atomic_load_explicit(&leaf[(a >> SMP_SLAB_SHIFT) & ((1u << PAGEMAP_LEAF_BITS) - 1)],
-                              memory_order_acquire);
+  /* A leaf covers the low 32 bits of an address (static assert below): its
+   * index is those bits over the granule, one 32-bit shift. */
+  return atomic_load_explicit(&leaf[(uint32_t)a >> SMP_SLAB_SHIFT], memory_order_acquire);
 }
+_Static_assert(PAGEMAP_LEAF_BITS + SMP_SLAB_SHIFT == 32, "a leaf covers 4 GiB: pagemap_get's index");
 
 /* Make sure leaves exist for [p, p+size); false if out of memory.  May map
  * (no lock may be held). */

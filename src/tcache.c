@@ -43,9 +43,7 @@ static void tcache_reset(tcache_t *tc, size_t room) {
   tc->room = tc->space;
   tc->room_end = tc->space + room;
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    tc->bins[c].count = 0;
-    tc->bins[c].limit = 0;
-    tc->bins[c].slot = tc->space;
+    tc->bins[c].base = tc->bins[c].top = tc->bins[c].end = tc->space;
   }
   tc->nremote = 0;
 }
@@ -80,17 +78,24 @@ tcache_t *tcache_create(void) {
  * room a thread touches is the sum of its bins' limits, packed: a thread
  * that uses a few classes touches a page or two, however many threads
  * there are. */
+static unsigned bin_count(const tcache_bin_t *b) { return (unsigned)(b->top - b->base); }
+static unsigned bin_limit(const tcache_bin_t *b) { return (unsigned)(b->end - b->base); }
+
 static void tcache_grow(tcache_t *tc, tcache_bin_t *b, unsigned c) {
-  unsigned max = tcache_max(c), want = b->limit * 2 < max ? b->limit * 2 : max;
-  if (b->limit == 0) want = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
-  size_t delta = want > b->limit ? want - b->limit : 0;
+  unsigned limit = bin_limit(b), max = tcache_max(c), want = limit * 2 < max ? limit * 2 : max;
+  if (limit == 0) want = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
+  size_t delta = want > limit ? want - limit : 0;
   if (delta == 0 || (size_t)(tc->room_end - tc->room) < delta) return;
-  void **after = b->slot + b->limit;
+  void **after = b->end;
   memmove(after + delta, after, (size_t)(tc->room - after) * sizeof *after);
   track_forget(after, delta * sizeof *after); /* stale copies, now bin c's room */
-  for (unsigned j = c + 1; j < SMP_NCLASS; j++) tc->bins[j].slot += delta;
+  for (unsigned j = c + 1; j < SMP_NCLASS; j++) {
+    tc->bins[j].base += delta;
+    tc->bins[j].top += delta;
+    tc->bins[j].end += delta;
+  }
   tc->room += delta;
-  b->limit = want;
+  b->end += delta;
 }
 
 /* Give the n blocks of v back to their slabs; v forgets them. */
@@ -111,9 +116,9 @@ static void flush(tcache_t *tc) {
   remote_flush(tc, "free");
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     tcache_bin_t *b = &tc->bins[c];
-    unsigned n = b->count;
-    b->count = 0;
-    give(b->slot, n, "free");
+    unsigned n = bin_count(b);
+    b->top = b->base;
+    give(b->base, n, "free");
   }
 }
 
@@ -141,7 +146,7 @@ void *tcache_alloc_slow(unsigned c) {
   tcache_t *tc = tcache_self;
   void *v[1];
   tcache_bin_t *b = &tc->bins[c];
-  if (b->limit == 0 && (tcache_grow(tc, b, c), b->limit == 0)) {
+  if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
     /* not cached: no cache, checked mode, a big class */
     unsigned slot = tc->slot;
     if (slot_take(c, 1, v, &slot) == 0) return NULL;
@@ -152,18 +157,19 @@ void *tcache_alloc_slow(unsigned c) {
    * a full fill holds more memory in every thread's cache), straight into
    * its array, and hand out the top one. */
   tcache_grow(tc, b, c);
-  unsigned n = slot_take(c, b->limit / 2 ? b->limit / 2 : 1, b->slot, &tc->slot);
+  unsigned half = bin_limit(b) / 2;
+  unsigned n = slot_take(c, half ? half : 1, b->base, &tc->slot);
   if (n == 0) return NULL;
-  b->count = n - 1;
-  void *p = b->slot[n - 1];
-  track_forget(&b->slot[n - 1], sizeof p);
+  b->top = b->base + n - 1;
+  void *p = *b->top;
+  track_forget(b->top, sizeof p);
   return slab_unkey(p);
 }
 
 bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
   tcache_t *tc = tcache_self;
   tcache_bin_t *b = &tc->bins[c];
-  if (b->limit == 0 && (tcache_grow(tc, b, c), b->limit == 0)) {
+  if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
     /* not cached: to its slab at once */
     slot_give(&p, 1, who);
     return true;
@@ -176,18 +182,19 @@ bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
   }
   /* Full: grow, and give the older half back. */
   tcache_grow(tc, b, c);
-  unsigned half = b->limit / 2;
+  void **base = b->base;
+  unsigned half = bin_limit(b) / 2, count = bin_count(b);
   bool gave = false;
-  if (b->count >= half && half > 0 && b->count > half) {
-    unsigned n = b->count - half;
-    slot_give(b->slot, n, who);
-    memmove(b->slot, b->slot + n, half * sizeof *b->slot);
-    track_forget(b->slot + half, n * sizeof *b->slot);
-    b->count = half;
+  if (half > 0 && count > half) {
+    unsigned n = count - half;
+    slot_give(base, n, who);
+    memmove(base, base + n, half * sizeof *base);
+    track_forget(base + half, n * sizeof *base);
+    b->top = base + half;
     gave = true;
   }
-  if (b->count < b->limit) {
-    b->slot[b->count++] = p;
+  if (b->top < b->end) {
+    *b->top++ = p;
     return gave;
   }
   slot_give(&p, 1, who);

@@ -37,11 +37,17 @@
 #include "sizeclass.h"
 #include "track.h"
 
+/* A bin's blocks are base .. top, newest at top[-1]; its room ends at end
+ * (the limit is end - base: 0 with no array yet, or not cached:
+ * tcache_none, checked mode, classes past SMP_TCACHE_MAX).  Pointers, not
+ * counts: a push compares with end and stores, a pop compares with base
+ * and loads, with no index arithmetic.  32 bytes, so that both reach a
+ * bin's fields from one scaled index and a bin never straddles a cache
+ * line. */
 typedef struct {
-  uint32_t count;  /* blocks in slot[0 .. count), newest on top */
-  uint32_t limit;  /* room now; 0: no array yet, or not cached (tcache_none,
-                      checked mode, classes past SMP_TCACHE_MAX) */
-  void **slot;
+  _Alignas(32) void **top;
+  void **end;
+  void **base;
 } tcache_bin_t;
 
 typedef struct tcache_s {
@@ -61,24 +67,24 @@ SMP_HIDDEN extern __thread tcache_t *tcache_self;
 /* Pop a block of class c from the thread's cache into *out; false when
  * the cache is empty.  (The valgrind build clears the slot: track.h, leak
  * check.) */
-static inline bool tcache_pop(unsigned c, void **out) {
+static inline bool tcache_pop(size_t c, void **out) {
   tcache_bin_t *b = &tcache_self->bins[c];
-  uint32_t n = b->count;
-  if (unlikely(n == 0)) return false;
-  b->count = --n;
-  *out = b->slot[n];
-  track_forget(&b->slot[n], sizeof *out);
+  void **top = b->top;
+  if (unlikely(top == b->base)) return false;
+  b->top = --top;
+  *out = *top;
+  track_forget(top, sizeof *out);
   return true;
 }
 /* Push the block p of class c, whose slab slot `owner` owns: false when it
  * does not go here (another slot's, or the array is full). */
-static inline bool tcache_push(void *p, unsigned c, unsigned owner) {
+static inline bool tcache_push(void *p, size_t c, unsigned owner) {
   tcache_t *tc = tcache_self;
   tcache_bin_t *b = &tc->bins[c];
-  uint32_t n = b->count;
-  if (unlikely(n >= b->limit || owner != tc->slot)) return false;
-  b->slot[n] = p;
-  b->count = n + 1;
+  void **top = b->top;
+  if (unlikely(top == b->end || owner != tc->slot)) return false;
+  *top = p;
+  b->top = top + 1;
   return true;
 }
 
