@@ -29,8 +29,9 @@ typedef struct {
 static slot_t slots[SMP_MAX_SLOTS];
 static _Atomic unsigned nslots = 1; /* 1 until init: early calls all use slot 0 */
 static _Atomic size_t waits;
-/* Slabs each class holds, over all slots: a class that holds
- * SMP_HUGE_AFTER of them is dense enough for huge pages (chunk.h). */
+/* Slabs each class holds, over all slots: a busy class that holds
+ * SMP_HUGE_AFTER of them is dense enough for huge pages (chunk.h), as is
+ * every busy class once the heap holds SMP_HUGE_HEAP granules. */
 static _Atomic uint32_t class_slabs[SMP_NCLASS];
 
 unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
@@ -104,9 +105,10 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
 
 /* Up to want blocks from the held slot s.  A bin's first slab is sparse
  * (faulted page by page: a class used once costs a page); a bin that used
- * up a slab is busy, and its fresh slabs are dense (chunk.h: huge pages),
- * or, without huge pages (or with sparse_only), faulted in with one system
- * call: *populate is set to such a slab.  Returns the count; fewer than
+ * up a slab is busy, and its fresh slabs are dense (chunk.h: huge pages)
+ * once its class holds SMP_HUGE_AFTER slabs or the heap SMP_HUGE_HEAP
+ * granules, and otherwise (or with sparse_only, or without huge pages)
+ * faulted in with one system call: *populate is set to such a slab.  Returns the count; fewer than
  * want means no slab is at hand without mapping, and *dense tells which
  * kind was wanted.  Each round of the loop takes at least one block or ends
  * it: it cannot spin. */
