@@ -94,20 +94,9 @@ static void *fail(int err) {
 /* ---- the checks ------------------------------------------------------------ */
 
 static const char bad_pointer[] = "invalid pointer (not allocated by smpalloc, or already freed)";
-static const char bad_interior[] = "invalid pointer (inside a block, not its start)";
-static const char bad_never[] = "invalid pointer (a block that was never allocated)";
-static const char bad_double[] = "double free (the block is free already) of";
-
-/* Is p a block start of slab sl that was handed out?  One multiply tells a
- * block start (sizeclass.h); the slab's high-water mark tells a block never
- * handed out.  Returns the message for os_fail, or NULL. */
-static inline const char *small_bad(const void *p, const slab_t *sl) {
-  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
-  if (unlikely(off * sl->recip >= 0x10000u)) return bad_interior;
-  if (unlikely(off >= atomic_load_explicit(&((slab_t *)sl)->high_off, memory_order_relaxed)))
-    return bad_never;
-  return NULL;
-}
+const char alloc_bad_interior[] = "invalid pointer (inside a block, not its start)";
+const char alloc_bad_never[] = "invalid pointer (a block that was never allocated)";
+const char alloc_bad_double[] = "double free (the block is free already) of";
 
 /* The class of the small block p of slab sl, for the slow paths. */
 static unsigned small_class(const void *p, const slab_t *sl, const char *who) {
@@ -147,28 +136,6 @@ static void *small_resize(void *p, const slab_t *sl, size_t n, const char *who) 
   return n <= have ? track_resize(p, track_size(p, have), n) : NULL;
 }
 
-/* (The class and owner are read again here, not passed: the fast path
- * then keeps no copy of them.  sl stays p's slab while p is out.) */
-SMP_NOINLINE static void small_free_slow(void *p, const slab_t *sl, const char *who) {
-  if (!tcache_ready()) init_thread();
-  if (tcache_free_slow(p, sl->cls, sl->owner, who)) purge_maintain();
-}
-
-/* Free the small block p of slab sl: check it, mark it free (the key),
- * push it on the thread's cache.  Every failure is a tail jump. */
-static inline __attribute__((always_inline)) void small_free(void *p, slab_t *sl,
-                                                             const char *who) {
-  const char *bad = small_bad(p, sl);
-  if (unlikely(bad != NULL)) return os_fail(who, bad, p);
-  uint64_t key = slab_free_key;
-  track_quiet_begin(); /* valgrind: memcheck sees p freed already (track_free) */
-  if (unlikely(*(uint64_t *)p == key)) return track_quiet_end(), os_fail(who, bad_double, p);
-  *(uint64_t *)p = key;
-  track_quiet_end();
-  if (likely(tcache_push(p, sl->cls, sl->owner))) return;
-  small_free_slow(p, sl, who);
-}
-
 /* ---- large blocks and the shared paths ------------------------------------- */
 
 /* A large block, reclaiming memory once if the first try fails. */
@@ -180,14 +147,15 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
   return p != NULL ? p : fail(ENOMEM);
 }
 
-SMP_NOINLINE static void *alloc_mid_or_large(size_t n) {
+SMP_NOINLINE void *alloc_slow(size_t n) {
   return n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, NULL);
 }
 
-/* The malloc fast path: a table lookup and a pop. */
-static inline void *alloc_any(size_t n) {
-  if (likely(n <= 1024)) return small_alloc(class_by8[(n + 7) >> 3], n);
-  return alloc_mid_or_large(n);
+/* (The class and owner are read again here, not passed: the fast path
+ * then keeps no copy of them.  sl stays p's slab while p is out.) */
+SMP_NOINLINE void free_small_slow(void *p, const slab_t *sl, const char *who) {
+  if (!tcache_ready()) init_thread();
+  if (tcache_free_slow(p, sl->cls, sl->owner, who)) purge_maintain();
 }
 
 /* align: a power of two.  Blocks of 16 bytes or more are 16-aligned. */
@@ -197,21 +165,11 @@ static void *alloc_aligned(size_t align, size_t n) {
   return c < SMP_NCLASS ? small_alloc(c, n) : large_alloc_retry(n, align, NULL);
 }
 
-SMP_NOINLINE static void free_large(void *p, pagemap_entry_t e, const char *who) {
+SMP_NOINLINE void free_large(void *p, pagemap_entry_t e, const char *who) {
   if (p == NULL) return;
   large_check(p, e, who);
   large_free(p, e);
   purge_maintain();
-}
-
-static inline __attribute__((always_inline)) void free_any(void *p, const char *who) {
-  track_free(p); /* valgrind: before the checks, so that memcheck reports a bad free first */
-  pagemap_entry_t e = pagemap_get(p);
-  /* A slab's entry is its descriptor + 1: e - 1 is the descriptor, and its
-   * low bits are 0 for a slab only (none, runs and mappings leave 3, 1, 2). */
-  slab_t *sl = (slab_t *)(uintptr_t)(e - PAGEMAP_SLAB);
-  if (likely(((uintptr_t)sl & PAGEMAP_KIND) == 0)) return small_free(p, sl, who);
-  free_large(p, e, who);
 }
 
 size_t usable_size(const void *p, const char *who) {
@@ -251,7 +209,7 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     slab_t *sl = pagemap_desc(e);
     unsigned c = small_class(p, sl, "realloc");
     track_quiet_begin(); /* valgrind: p's first word may be undefined, or past its request */
-    SMP_CHECK(*(uint64_t *)p != slab_free_key, "realloc", bad_double, p);
+    SMP_CHECK(*(uint64_t *)p != slab_free_key, "realloc", alloc_bad_double, p);
     track_quiet_end();
     size_t have = class_table[c].size, kept = track_size(p, have);
     /* Stay in place while the block is at most twice what is asked. */

@@ -51,6 +51,10 @@ enum {
 typedef struct slab_s slab_t;
 typedef struct chunk_s chunk_t;
 
+/* log2 of a thread-cache bin's size (tcache.h checks it): a slab keeps its
+ * class's bin offset, cls << SMP_BIN_SHIFT. */
+#define SMP_BIN_SHIFT 5
+
 /* A granule's descriptor.  Two cache lines: the first is read by every
  * free() with no lock and written only when the granule changes hands (and
  * high_off as a slab's blocks are first handed out); the second is written
@@ -65,7 +69,9 @@ struct slab_s {
   uint32_t recip;     /* class_table[cls].recip (one load less on free) */
   uint16_t cls;
   uint16_t owner;     /* index of the owning slot */
-  uint32_t pad;
+  uint16_t bin;       /* cls << SMP_BIN_SHIFT: where free finds its class's
+                         thread-cache bin, with no shift (tcache.h) */
+  uint16_t pad;
   uintptr_t base;     /* the granule's address, concealed: chunk_base() */
   uint64_t *bits;     /* bit i set while block i is free in the slab: the
                          descriptor's word (classes of at most 64 blocks)

@@ -6,7 +6,8 @@
  * process: the dynamic linker binds every reference to malloc & co. -
  * libc's own included - to the first definition it finds, and a preloaded
  * library or the executable comes before libc.  Each is a tail call into
- * the smp_* function (a single jump, bound inside the library at link time).
+ * the smp_* function (a single jump, bound inside the library at link time),
+ * except malloc and free, which run the inline fast paths of alloc.h.
  *
  * glibc's internal names (__libc_malloc & co.) are served too: programs and
  * libraries that call them directly (to bypass an interposed malloc, or from
@@ -27,8 +28,9 @@
 
 #define OVERRIDE SMP_API
 
-OVERRIDE void *malloc(size_t n) { return smp_malloc(n); }
-OVERRIDE void free(void *p) { smp_free(p); }
+/* malloc and free run the fast paths themselves (alloc.h): no jump. */
+OVERRIDE void *malloc(size_t n) { return alloc_any(n); }
+OVERRIDE void free(void *p) { free_any(p, "free"); }
 OVERRIDE void *calloc(size_t c, size_t n) { return smp_calloc(c, n); }
 OVERRIDE void *realloc(void *p, size_t n) { return smp_realloc(p, n); }
 OVERRIDE void *reallocarray(void *p, size_t c, size_t n) { return smp_reallocarray(p, c, n); }

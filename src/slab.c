@@ -46,6 +46,7 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   sl->hint = 0;
   sl->used = 0;
   sl->cls = (uint16_t)cls;
+  sl->bin = (uint16_t)(cls << SMP_BIN_SHIFT);
   sl->recip = ci->recip;
   sl->owner = (uint16_t)owner;
   atomic_store_explicit(&sl->high_off, 0, memory_order_relaxed);

@@ -76,11 +76,15 @@ static inline bool tcache_pop(size_t c, void **out) {
   track_forget(top, sizeof *out);
   return true;
 }
-/* Push the block p of class c, whose slab slot `owner` owns: false when it
- * does not go here (another slot's, or the array is full). */
-static inline bool tcache_push(void *p, size_t c, unsigned owner) {
+_Static_assert(sizeof(tcache_bin_t) == 1u << SMP_BIN_SHIFT && offsetof(tcache_t, bins) == 0,
+               "a slab's bin field is the byte offset of its class's bin in a tcache_t");
+
+/* Push the block p, whose slab has the bin offset bin (its class's, chunk.h)
+ * and slot `owner` owns it: false when it does not go here (another slot's,
+ * or the array is full). */
+static inline bool tcache_push(void *p, size_t bin, unsigned owner) {
   tcache_t *tc = tcache_self;
-  tcache_bin_t *b = &tc->bins[c];
+  tcache_bin_t *b = (tcache_bin_t *)((char *)tc + bin);
   void **top = b->top;
   if (unlikely(top == b->end || owner != tc->slot)) return false;
   *top = p;

@@ -66,7 +66,7 @@ while IFS='|' read -r mode errors want; do
   for l in "${lines[@]}"; do has "$mode" "$l" || ok=0; done
   # The block's history is smpalloc's: its stacks go through smpalloc's
   # sources (an uninitialised read comes without one).
-  [[ $mode == uninit* ]] || grep -Eq ' \((alloc|large)\.c:[0-9]+\)$' "$tmp/$mode.log" || ok=0
+  [[ $mode == uninit* ]] || grep -Eq ' \((alloc\.[ch]|large\.c|override\.c):[0-9]+\)$' "$tmp/$mode.log" || ok=0
   if [ $ok -eq 1 ]; then
     echo "ok   $mode: exit 99, $(printf '%s / ' "${lines[@]}" | sed 's| / $||')"
   else
