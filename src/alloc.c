@@ -1,6 +1,7 @@
 /*
- * alloc.c - the smp_* entry points: the fast paths, and the checks on what
- * callers hand back.
+ * alloc.c - the smp_* entry points, their slow paths, and the checks on
+ * what callers hand back (the fast paths of malloc and free are inline in
+ * alloc.h, for override.c's names too).
  *
  * ## Basic design
  * (The whole picture, for a reader who opens only one file.)
@@ -59,7 +60,7 @@
  *
  * The layers, each file calling only those below it:
  *   override.c   the libc names
- *   alloc.c      the smp_* entry points (this file)
+ *   alloc.c      the smp_* entry points (this file; fast paths: alloc.h)
  *   init.c       start-up, fork, thread exit     stats.c   statistics
  *   purge.c      the purge policy, the reclaim path
  *   tcache.c     thread caches
