@@ -54,10 +54,11 @@ static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a
  * (CARVE_DENSE), advised for transparent huge pages, so that its granules
  * are faulted in 2 MiB at a time (one fault instead of 512; on a virtual
  * machine a fault can cost 10 us).  Only the slabs of a class past the mark
- * (SMP_HUGE_AFTER: it holds 2 MiB already, slot.c) are dense, so a huge
- * page is filled by memory about to be used, and a light user never pays
- * one.  The dense cursor carves single granules only, so a dense chunk is
- * used up whole before the next one is mapped. */
+ * (SMP_HUGE_AFTER: it holds 2 MiB already, slot.c), and every slab and run
+ * once the heap holds SMP_HUGE_HEAP granules (slot.c, large.c), are dense,
+ * so a huge page is filled by memory about to be used, and a light user
+ * never pays one.  A dense chunk is carved up before the next one is
+ * mapped; what a run cannot use of its end joins the pool. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
   uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
@@ -208,7 +209,7 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
       g = run_take(1, false, zero);
     }
   } else if ((g = run_take(k, true, zero)) == NULL && (g = run_take(k, false, zero)) == NULL &&
-             (g = carve(&carves[CARVE_SPARSE], k)) != NULL) {
+             (g = carve(&carves[dense && dense_usable() ? CARVE_DENSE : CARVE_SPARSE], k)) != NULL) {
     *zero = true;
   }
   if (g != NULL) {
@@ -349,7 +350,7 @@ static void chunk_install(carve_t *c, chunk_t *cm) {
 }
 
 bool chunk_grow(unsigned k, bool dense) {
-  dense = dense && k == 1 && dense_usable();
+  dense = dense && dense_usable();
   carve_t *c = &carves[dense ? CARVE_DENSE : CARVE_SPARSE];
   /* One thread maps at a time: threads that ran out together would each
    * map a chunk, and all but the last would be left to the pool. */

@@ -114,9 +114,10 @@ SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
 
 /* k contiguous free granules (1 <= k <= SMP_CHUNK_SLABS) from the pool or a
  * chunk being carved, out of the pool (state G_FRESH for the caller to
- * set); *zero tells whether their memory is known to be zero.  dense (k ==
- * 1): a slab that will be filled, carved from a chunk advised for huge
- * pages when no resident granule is pooled.  Never makes a system call:
+ * set); *zero tells whether their memory is known to be zero.  dense: a
+ * slab that will be filled, or a run of a big heap, carved from a chunk
+ * advised for huge pages when no resident granule (a single for a slab, a
+ * free run for a run) is pooled.  Never makes a system call:
  * NULL when none is at hand (call chunk_grow with the same k and dense). */
 SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
 /* Make room for k granules (dense: in a chunk advised for huge pages): map

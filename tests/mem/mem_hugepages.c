@@ -1,8 +1,10 @@
-/* mem_hugepages: where smpalloc's slabs get transparent huge pages, and
- * where they do not (t_mem_hugepages.sh runs it).
+/* mem_hugepages: where smpalloc's slabs and runs get transparent huge
+ * pages, and where they do not (t_mem_hugepages.sh runs it).
  *
  *   mem_hugepages dense MIB   allocate MIB MiB of 64-byte blocks (one size
  *                             class filled: dense slabs), write each
+ *   mem_hugepages runs MIB    allocate MIB MiB of 96 KiB blocks (runs of two
+ *                             granules), written whole
  *   mem_hugepages sparse      one block of every size 8..32 KiB (each class
  *                             used once), written whole
  *
@@ -33,7 +35,7 @@ static long minflt(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | sparse\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | sparse\n"); return 2; }
   long huge0 = anon_huge_kib();
   size_t rss0 = rss_bytes();
   long f0 = minflt();
@@ -44,6 +46,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
       if ((v[i] = malloc(64)) == NULL) return 2;
       memset(v[i], 1, 64);
+    }
+  } else if (strcmp(argv[1], "runs") == 0 && argc == 3) {
+    size_t n = (size_t)atol(argv[2]) * 1024 * 1024 / (96 * 1024);
+    for (size_t i = 0; i < n; i++) {
+      char *p = malloc(96 * 1024);
+      if (p == NULL) return 2;
+      memset(p, 1, 96 * 1024);
     }
   } else if (strcmp(argv[1], "sparse") == 0) {
     for (size_t size = 8; size <= 32768; size += size < 128 ? 8 : size / 8) {

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # t_mem_hugepages: once a size class holds 2 MiB of slabs, its fresh slabs
-# come in transparent huge pages; a class below that never gets one; and
-# SMPALLOC_HUGEPAGES=0 turns them off (docs/design.md, "Page faults and huge
-# pages").  tests/mem/mem_hugepages.c under LD_PRELOAD=build/libsmpalloc.so:
+# come in transparent huge pages, and so do the runs (large blocks up to
+# 1 MiB) of a heap of 16 MiB; a class below that never gets one, nor do the
+# runs of a small heap; and SMPALLOC_HUGEPAGES=0 turns them off
+# (docs/design.md, "Page faults and huge pages").  tests/mem/mem_hugepages.c
+# under LD_PRELOAD=build/libsmpalloc.so:
 #   - dense 64: 64 MiB of 64-byte blocks.  At least half of it (32 MiB) is
 #     in huge pages, and it takes fewer than 4,096 page faults (4 KiB pages
 #     would take 16,384);
-#   - dense 64 with SMPALLOC_HUGEPAGES=0: no huge page;
+#   - runs 64: 64 MiB of 96 KiB blocks, the same;
+#   - dense 64 and runs 64 with SMPALLOC_HUGEPAGES=0: no huge page;
 #   - dense 1: 1 MiB of 64-byte blocks, below the mark: no huge page;
+#   - runs 8: 8 MiB of 96 KiB blocks, a heap below 16 MiB: no huge page;
 #   - sparse (one block of each size class, written whole): no huge page,
 #     and RSS grows by less than 2 MiB.
 # The machine decides: skipped when its transparent huge pages are off
@@ -26,19 +30,27 @@ echo "transparent huge pages: $mode"
 # field NAME: the value of NAME in the program's output line.
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$OUT"; }
 
-if check_run -t 120 "dense: 64 MiB of 64-byte blocks" env LD_PRELOAD="$LIB" "$BIN" dense 64; then
-  huge=$(field huge_kib) faults=$(field faults)
-  [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
-  [ "$faults" -lt 4096 ] && ok "$faults page faults" || fail "$faults page faults, want < 4096"
-fi
+for phase in "dense 64:64 MiB of 64-byte blocks" "runs 64:64 MiB of 96 KiB blocks (runs)"; do
+  # shellcheck disable=SC2086
+  if check_run -t 120 "${phase%%:*}: ${phase#*:}" env LD_PRELOAD="$LIB" "$BIN" ${phase%%:*}; then
+    huge=$(field huge_kib) faults=$(field faults)
+    [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
+    [ "$faults" -lt 4096 ] && ok "$faults page faults" || fail "$faults page faults, want < 4096"
+  fi
+done
 if [ "$mode" = always ]; then
   skipped+=("the kernel gives huge pages to every mapping (always): the no-huge-page checks say nothing")
 else
-  if check_run -t 120 "dense, SMPALLOC_HUGEPAGES=0" env SMPALLOC_HUGEPAGES=0 LD_PRELOAD="$LIB" "$BIN" dense 64; then
-    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=0"
-  fi
+  for phase in dense runs; do
+    if check_run -t 120 "$phase 64, SMPALLOC_HUGEPAGES=0" env SMPALLOC_HUGEPAGES=0 LD_PRELOAD="$LIB" "$BIN" $phase 64; then
+      [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=0"
+    fi
+  done
   if check_run -t 120 "dense 1: 1 MiB of 64-byte blocks, below the mark" env LD_PRELOAD="$LIB" "$BIN" dense 1; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a class under 2 MiB"
+  fi
+  if check_run -t 120 "runs 8: 8 MiB of 96 KiB blocks, a heap under 16 MiB" env LD_PRELOAD="$LIB" "$BIN" runs 8; then
+    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for the runs of a small heap"
   fi
   if check_run -t 120 "sparse: one block of every class" env LD_PRELOAD="$LIB" "$BIN" sparse; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a light use"
