@@ -75,9 +75,10 @@ static slab_t *dirty_head, *dirty_tail, *clean_head;
  * points back at its head (prev), so that a run freed after it can merge. */
 #define RUN_LISTS (SMP_CHUNK_SLABS + 1)
 static slab_t *run_dirty[RUN_LISTS], *run_clean[RUN_LISTS];
-static _Atomic size_t n_dirty, n_run_dirty; /* granules */
+_Atomic size_t chunk_n_dirty, chunk_n_run_dirty; /* granules (chunk.h) */
 static _Atomic uint32_t dirty_oldest;       /* stamp of dirty_tail, when any */
-static _Atomic size_t n_active, n_peak;     /* granules in use, and their most */
+_Atomic size_t chunk_n_active;               /* granules in use (chunk.h) */
+static _Atomic size_t n_peak;               /* their most */
 
 static void add(_Atomic size_t *c, size_t k) {
   atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + k,
@@ -88,18 +89,14 @@ static void sub(_Atomic size_t *c, size_t k) {
                         memory_order_relaxed);
 }
 
-size_t chunk_active(void) { return atomic_load_explicit(&n_active, memory_order_relaxed); }
 size_t chunk_peak(void) { return atomic_load_explicit(&n_peak, memory_order_relaxed); }
 void chunk_peak_reset(void) { atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed); }
-size_t chunk_dirty_singles(void) { return atomic_load_explicit(&n_dirty, memory_order_relaxed); }
-size_t chunk_dirty_runs(void) { return atomic_load_explicit(&n_run_dirty, memory_order_relaxed); }
-size_t chunk_dirty(void) { return chunk_dirty_singles() + chunk_dirty_runs(); }
 uint32_t chunk_dirty_oldest(void) { return atomic_load_explicit(&dirty_oldest, memory_order_relaxed); }
 
 static void dirty_unlink(slab_t *g) {
   if (g->prev) g->prev->next = g->next; else dirty_head = g->next;
   if (g->next) g->next->prev = g->prev; else dirty_tail = g->prev;
-  sub(&n_dirty, 1);
+  sub(&chunk_n_dirty, 1);
   if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
 }
 
@@ -113,7 +110,7 @@ static void dirty_push(slab_t *g, uint32_t now) {
   g->next = dirty_head;
   if (dirty_head) dirty_head->prev = g; else dirty_tail = g;
   dirty_head = g;
-  add(&n_dirty, 1);
+  add(&chunk_n_dirty, 1);
   atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
 }
 
@@ -129,7 +126,7 @@ static void run_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
   g->next = *head;
   if (*head) (*head)->prev = g;
   *head = g;
-  if (dirty) add(&n_run_dirty, k);
+  if (dirty) add(&chunk_n_run_dirty, k);
 }
 
 /* Take the free run at g off its list (pool lock). */
@@ -140,7 +137,7 @@ static void run_unlink(slab_t *g) {
   else if (dirty) run_dirty[k] = g->next;
   else run_clean[k] = g->next;
   if (g->next) g->next->prev = g->prev;
-  if (dirty) sub(&n_run_dirty, k);
+  if (dirty) sub(&chunk_n_run_dirty, k);
 }
 
 /* Put the k free granules at g back as a single or a run (pool lock). */
@@ -219,7 +216,7 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
     }
     chunk_set_state(g, G_FRESH);
     g->next = g->prev = NULL;
-    add(&n_active, k);
+    add(&chunk_n_active, k);
     if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
   }
   lock_drop(&pool_lock);
@@ -229,7 +226,7 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
 void chunk_put(slab_t *g, unsigned k) {
   uint32_t now = os_now_ms();
   lock_take(&pool_lock);
-  sub(&n_active, k);
+  sub(&chunk_n_active, k);
   if (k >= 2) {
     /* A run merges with the free dirty runs right before and after it in
      * its chunk, so that large blocks freed side by side serve a larger
@@ -307,7 +304,7 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
       chunk_set_state(&g[j], RUN_TAIL);
       g[j].prev = g;
     }
-    add(&n_active, want - k);
+    add(&chunk_n_active, want - k);
     if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
   }
   lock_drop(&pool_lock);

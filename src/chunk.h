@@ -136,12 +136,17 @@ SMP_HIDDEN bool chunk_extend(slab_t *g, unsigned k, unsigned want);
 /* For the purge policy: granules in use (slabs and runs) and their most
  * since chunk_peak_reset; dirty granules; the stamp of the oldest dirty
  * single granule (valid when chunk_dirty_singles() > 0). */
-SMP_HIDDEN size_t chunk_active(void);
+SMP_HIDDEN extern _Atomic size_t chunk_n_active, chunk_n_dirty, chunk_n_run_dirty;
+static inline size_t chunk_active(void) { return atomic_load_explicit(&chunk_n_active, memory_order_relaxed); }
 SMP_HIDDEN size_t chunk_peak(void);
 SMP_HIDDEN void chunk_peak_reset(void);
-SMP_HIDDEN size_t chunk_dirty(void);
-SMP_HIDDEN size_t chunk_dirty_singles(void);
-SMP_HIDDEN size_t chunk_dirty_runs(void);
+static inline size_t chunk_dirty_singles(void) {
+  return atomic_load_explicit(&chunk_n_dirty, memory_order_relaxed);
+}
+static inline size_t chunk_dirty_runs(void) {
+  return atomic_load_explicit(&chunk_n_run_dirty, memory_order_relaxed);
+}
+static inline size_t chunk_dirty(void) { return chunk_dirty_singles() + chunk_dirty_runs(); }
 SMP_HIDDEN uint32_t chunk_dirty_oldest(void);
 /* Return the pages of dirty single granules until at most floor dirty
  * granules are left (only those at least delay ms old, with aged), in

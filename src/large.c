@@ -87,14 +87,14 @@ static large_cached_t cache[SMP_LARGE_CACHE_ENTRIES]; /* cache[0 .. cache_n) old
 static unsigned cache_n;
 static size_t cache_bytes;
 static _Atomic uint32_t cache_oldest; /* stamp of cache[0], when cache_n > 0 */
-static _Atomic unsigned cache_count;
+_Atomic unsigned large_n_cached; /* cache_n, for readers with no lock (large.h) */
 
 static void large_cache_remove(unsigned i) {
   cache_bytes -= cache[i].size;
   memmove(&cache[i], &cache[i + 1], (cache_n - i - 1) * sizeof cache[0]);
   cache_n--;
   track_forget(&cache[cache_n], sizeof cache[0]); /* valgrind: its address may be a block's again */
-  atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+  atomic_store_explicit(&large_n_cached, cache_n, memory_order_relaxed);
   if (cache_n) atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
 }
 
@@ -106,7 +106,7 @@ static bool large_cache_return(large_cached_t e) {
   if (ok) {
     cache[cache_n++] = e;
     cache_bytes += e.size;
-    atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+    atomic_store_explicit(&large_n_cached, cache_n, memory_order_relaxed);
     atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
   }
   lock_drop(&cache_lock);
@@ -123,7 +123,7 @@ static bool large_cache_return(large_cached_t e) {
  * system calls are made outside the lock. */
 static large_cached_t large_cache_take(size_t size) {
   large_cached_t got = {0, 0, 0};
-  if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) return got;
+  if (atomic_load_explicit(&large_n_cached, memory_order_relaxed) == 0) return got;
   lock_take(&cache_lock);
   unsigned best = SMP_LARGE_CACHE_ENTRIES, below = SMP_LARGE_CACHE_ENTRIES;
   for (unsigned i = 0; i < cache_n; i++) {
@@ -203,7 +203,7 @@ static bool large_cache_put(uintptr_t addr, size_t size) {
     if (fits) {
       cache[cache_n++] = (large_cached_t){addr, size, os_now_ms()};
       cache_bytes += size;
-      atomic_store_explicit(&cache_count, cache_n, memory_order_relaxed);
+      atomic_store_explicit(&large_n_cached, cache_n, memory_order_relaxed);
       atomic_store_explicit(&cache_oldest, cache[0].stamp, memory_order_relaxed);
     }
     lock_drop(&cache_lock);
@@ -212,14 +212,13 @@ static bool large_cache_put(uintptr_t addr, size_t size) {
   }
 }
 
-bool large_cache_empty(void) { return atomic_load_explicit(&cache_count, memory_order_relaxed) == 0; }
 
 size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
   size_t bytes = 0;
   large_cached_t victims[EVICT_BATCH];
   unsigned nv;
   do {
-    if (atomic_load_explicit(&cache_count, memory_order_relaxed) == 0) break;
+    if (atomic_load_explicit(&large_n_cached, memory_order_relaxed) == 0) break;
     if (!all && (uint32_t)(now - atomic_load_explicit(&cache_oldest, memory_order_relaxed)) < delay)
       break;
     nv = 0;

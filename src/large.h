@@ -37,7 +37,10 @@ SMP_HIDDEN size_t large_size(pagemap_entry_t e) __attribute__((pure));
  * Returns the bytes unmapped. */
 SMP_HIDDEN size_t large_cache_purge(bool all, uint32_t now, uint32_t delay);
 /* Is the cache of freed mappings empty?  (A relaxed read: a hint.) */
-SMP_HIDDEN bool large_cache_empty(void);
+SMP_HIDDEN extern _Atomic unsigned large_n_cached;
+static inline bool large_cache_empty(void) {
+  return atomic_load_explicit(&large_n_cached, memory_order_relaxed) == 0;
+}
 /* Large blocks handed out now: their number and bytes. */
 SMP_HIDDEN void large_counters(size_t *blocks, size_t *bytes);
 SMP_HIDDEN void large_fork_prepare(void);

@@ -9,11 +9,6 @@
 #include "slot.h"
 #include "tcache.h"
 
-static size_t keep_floor(void) {
-  size_t a = chunk_active() / 8;
-  return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
-}
-
 static size_t cap(void) {
   size_t a = chunk_active() / 8, t = options.purge_threshold / SMP_SLAB_SIZE;
   if (options.purge_peak) { /* the default: also the headroom below the peak */
@@ -36,11 +31,8 @@ static bool runs_due(uint32_t now) {
              options.purge_delay_ms / 2;
 }
 
-void purge_maintain(void) {
-  size_t n = chunk_dirty(), keep = keep_floor();
-  /* The common case, at no clock read: few dirty granules, no cached
-   * mapping. */
-  if (n <= keep && large_cache_empty()) return;
+void purge_due(void) {
+  size_t n = chunk_dirty(), keep = purge_keep();
   size_t c = cap();
   uint32_t delay = options.purge_delay_ms, now = os_now_ms();
   bool over = n > c;

@@ -23,9 +23,24 @@
 #define SMP_PURGE_H
 
 #include "base.h"
+#include "chunk.h"
+#include "large.h"
 
-/* Purge what is due.  No lock may be held. */
-SMP_HIDDEN void purge_maintain(void);
+/* The dirty granules that may wait however old: max(SMP_PURGE_KEEP_SLABS,
+ * an eighth of the granules in use). */
+static inline size_t purge_keep(void) {
+  size_t a = chunk_active() / 8;
+  return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
+}
+/* purge_maintain past its common case. */
+SMP_HIDDEN void purge_due(void);
+/* Purge what is due.  No lock may be held.  Inline, as every slow path
+ * calls it: the common case (few dirty granules, no cached mapping) is
+ * three loads and no call. */
+static inline void purge_maintain(void) {
+  if (likely(chunk_dirty() <= purge_keep() && large_cache_empty())) return;
+  purge_due();
+}
 /* Return everything free now: the calling thread's cache, empty current
  * slabs, every dirty granule and cached mapping.  Returns the bytes. */
 SMP_HIDDEN size_t purge_all(void);

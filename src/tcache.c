@@ -10,7 +10,8 @@
 #include "slot.h"
 #include "tcache.h"
 
-static tcache_t tcache_none, tcache_gone; /* no cache yet; exiting (no cache again) */
+tcache_t tcache_none;       /* no cache yet (tcache.h) */
+static tcache_t tcache_gone; /* exiting: no cache again */
 __thread tcache_t *tcache_self = &tcache_none;
 
 static lock_t tcache_lock;
@@ -48,8 +49,6 @@ static void tcache_reset(tcache_t *tc, size_t room) {
   tc->nremote = 0;
 }
 
-bool tcache_ready(void) { return tcache_self != &tcache_none; }
-
 tcache_t *tcache_create(void) {
   static _Atomic size_t room_once;
   size_t room = atomic_load_explicit(&room_once, memory_order_relaxed);
@@ -81,8 +80,16 @@ tcache_t *tcache_create(void) {
 static unsigned bin_count(const tcache_bin_t *b) { return (unsigned)(b->top - b->base); }
 static unsigned bin_limit(const tcache_bin_t *b) { return (unsigned)(b->end - b->base); }
 
-static void tcache_grow(tcache_t *tc, tcache_bin_t *b, unsigned c) {
-  unsigned limit = bin_limit(b), max = tcache_max(c), want = limit * 2 < max ? limit * 2 : max;
+static void tcache_grow_to(tcache_t *tc, tcache_bin_t *b, unsigned c, unsigned max);
+
+/* (Inline: a bin at its limit, the common case, costs a compare.) */
+static inline void tcache_grow(tcache_t *tc, tcache_bin_t *b, unsigned c) {
+  unsigned max = tcache_max(c);
+  if (bin_limit(b) < max) tcache_grow_to(tc, b, c, max);
+}
+
+static void tcache_grow_to(tcache_t *tc, tcache_bin_t *b, unsigned c, unsigned max) {
+  unsigned limit = bin_limit(b), want = limit * 2 < max ? limit * 2 : max;
   if (limit == 0) want = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
   size_t delta = want > limit ? want - limit : 0;
   if (delta == 0 || (size_t)(tc->room_end - tc->room) < delta) return;

@@ -93,7 +93,8 @@ static inline bool tcache_push(void *p, size_t bin, unsigned owner) {
 }
 
 /* Does the calling thread have a cache (or is it past needing one)? */
-SMP_HIDDEN bool tcache_ready(void);
+SMP_HIDDEN extern tcache_t tcache_none;
+static inline bool tcache_ready(void) { return tcache_self != &tcache_none; }
 /* Give the calling thread a cache (init.c calls it); NULL when out of
  * memory (the thread then works without one). */
 SMP_HIDDEN tcache_t *tcache_create(void);
