@@ -30,24 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef API_PREFIX
-#include "smpalloc.h"
-#define S_malloc smp_malloc
-#define S_calloc smp_calloc
-#define S_realloc smp_realloc
-#define S_free smp_free
-#define S_aligned_alloc smp_aligned_alloc
-#define S_posix_memalign smp_posix_memalign
-#define S_NAME "stress(prefixed)"
-#else
-#define S_malloc malloc
-#define S_calloc calloc
-#define S_realloc realloc
-#define S_free free
-#define S_aligned_alloc aligned_alloc
-#define S_posix_memalign posix_memalign
-#define S_NAME "stress(plain)"
-#endif
+#define S_TEST "stress"
+#include "names.h"
 
 #define NSHARED 4096
 #define NLOCAL 64

@@ -26,24 +26,8 @@
 #include <string.h>
 #include <sys/time.h>
 
-#ifdef API_PREFIX
-#include "smpalloc.h"
-#define S_malloc smp_malloc
-#define S_calloc smp_calloc
-#define S_realloc smp_realloc
-#define S_free smp_free
-#define S_aligned_alloc smp_aligned_alloc
-#define S_posix_memalign smp_posix_memalign
-#define S_NAME "signal(prefixed)"
-#else
-#define S_malloc malloc
-#define S_calloc calloc
-#define S_realloc realloc
-#define S_free free
-#define S_aligned_alloc aligned_alloc
-#define S_posix_memalign posix_memalign
-#define S_NAME "signal(plain)"
-#endif
+#define S_TEST "signal"
+#include "../api/names.h"
 
 #define NLOCAL 64
 #define NSHARED 256
