@@ -73,7 +73,7 @@ CEOF
 
 # Compile the same sources from the same directory both ways.
 srcs=(prog.c)
-cp tests/api/api.c tests/api/stress.c tests/api/check.h include/smpalloc.h "$tmp/" && srcs+=(api.c stress.c)
+cp tests/api/api.c tests/api/stress.c tests/api/check.h tests/api/names.h include/smpalloc.h "$tmp/" && srcs+=(api.c stress.c)
 compile() { # suffix, env...
   local sfx=$1; shift
   local s ok=0
