@@ -36,7 +36,7 @@ static inline size_t purge_keep(void) {
 SMP_HIDDEN void purge_due(void);
 /* Purge what is due.  No lock may be held.  Inline, as every slow path
  * calls it: the common case (few dirty granules, no cached mapping) is
- * three loads and no call. */
+ * four relaxed loads and no call. */
 static inline void purge_maintain(void) {
   if (likely(chunk_dirty() <= purge_keep() && large_cache_empty())) return;
   purge_due();
