@@ -119,8 +119,8 @@ static void fork_parent(void) {
 static void fork_child(void) {
   chunk_fork_child();
   large_fork_child();
+  slot_reset_all(); /* before tcache_fork_child, which counts this thread again */
   tcache_fork_child();
-  slot_reset_all();
 }
 
 /* Runs after libc is initialised, before main: the place for set-up that

@@ -36,6 +36,35 @@ static _Atomic uint32_t class_slabs[SMP_NCLASS];
 
 unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
 
+/* Threads with a cache that use each slot (a hint: relaxed, and a thread
+ * that moves is counted where it went). */
+static _Atomic unsigned slot_threads[SMP_MAX_SLOTS];
+
+unsigned slot_join(void) {
+  unsigned n = slot_count(), best = 0, least = UINT32_MAX;
+  static _Atomic unsigned start; /* ties go round, not all to slot 0 */
+  unsigned s0 = atomic_fetch_add_explicit(&start, 1, memory_order_relaxed);
+  for (unsigned k = 0; k < n; k++) {
+    unsigned i = (s0 + k) % n, t = atomic_load_explicit(&slot_threads[i], memory_order_relaxed);
+    if (t < least) least = t, best = i;
+  }
+  atomic_fetch_add_explicit(&slot_threads[best], 1, memory_order_relaxed);
+  return best;
+}
+
+unsigned slot_threads_in(unsigned i) {
+  return i < SMP_MAX_SLOTS ? atomic_load_explicit(&slot_threads[i], memory_order_relaxed) : 0;
+}
+
+void slot_leave(unsigned i) {
+  if (i < SMP_MAX_SLOTS) atomic_fetch_sub_explicit(&slot_threads[i], 1, memory_order_relaxed);
+}
+
+void slot_moved(unsigned from, unsigned to) {
+  slot_leave(from);
+  if (to < SMP_MAX_SLOTS) atomic_fetch_add_explicit(&slot_threads[to], 1, memory_order_relaxed);
+}
+
 void slot_set_count(unsigned n) {
   if (n > SMP_MAX_SLOTS) n = SMP_MAX_SLOTS;
   if (n < 1) n = 1;
@@ -80,7 +109,12 @@ void slot_unlock_all(void) {
   for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_drop(&slots[i].lock);
 }
 void slot_reset_all(void) {
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_reset(&slots[i].lock);
+  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
+    lock_reset(&slots[i].lock);
+    /* The child has one thread: the others' counts go (tcache_fork_child
+     * counts the forking thread again). */
+    atomic_store_explicit(&slot_threads[i], 0, memory_order_relaxed);
+  }
 }
 
 /* ---- taking blocks ------------------------------------------------------ */

@@ -34,6 +34,14 @@ SMP_HIDDEN void slot_give(void **v, unsigned n, const char *who);
 /* Release every empty current slab to the pool (for smp_collect). */
 SMP_HIDDEN void slot_collect(void);
 
+/* A new thread's slot: the one fewest threads use now (counted); the
+ * thread leaves it when it exits, or moves (slot_take changed its index;
+ * from SMP_MAX_SLOTS: from nowhere, a thread counted again after fork). */
+SMP_HIDDEN unsigned slot_join(void);
+SMP_HIDDEN void slot_leave(unsigned slot);
+SMP_HIDDEN void slot_moved(unsigned from, unsigned to);
+/* How many threads use slot i now (the count slot_join goes by). */
+SMP_HIDDEN unsigned slot_threads_in(unsigned i);
 /* The number of slots in use (the CPU count, or SMPALLOC_SLOTS). */
 SMP_HIDDEN unsigned slot_count(void);
 /* Set it (init.c: at start-up, and when the CPU count changes). */

@@ -63,10 +63,10 @@ tcache_t *tcache_create(void) {
   }
   tcache_reset(tc, room);
   /* Spread new threads over the slots from the start (SmpAllocator starts
-   * every thread at slot 0 and lets contention move it): a thread then
-   * mostly frees blocks of its own slot's slabs. */
-  static _Atomic unsigned next_slot;
-  tc->slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed) % slot_count();
+   * every thread at slot 0 and lets contention move it), on the slot the
+   * fewest threads use: a thread then mostly frees blocks of its own slot's
+   * slabs. */
+  tc->slot = slot_join();
   tcache_self = tc;
   return tc;
 }
@@ -143,6 +143,7 @@ void tcache_refresh(void) {
 void tcache_destroy(tcache_t *tc) {
   tcache_self = &tcache_gone;
   flush(tc);
+  slot_leave(tc->slot);
   lock_take(&tcache_lock);
   tc->next_free = tcache_free_list;
   tcache_free_list = tc;
@@ -157,7 +158,10 @@ void *tcache_alloc_slow(unsigned c) {
     /* not cached: no cache, checked mode, a big class */
     unsigned slot = tc->slot;
     if (slot_take(c, 1, v, &slot) == 0) return NULL;
-    if (tc != &tcache_none && tc != &tcache_gone) tc->slot = slot;
+    if (tc != &tcache_none && tc != &tcache_gone && tc->slot != slot) {
+      slot_moved(tc->slot, slot);
+      tc->slot = slot;
+    }
     return slab_unkey(v[0]);
   }
   /* The bin is empty: fill half of it (one slot lock for limit/2 blocks;
@@ -165,7 +169,8 @@ void *tcache_alloc_slow(unsigned c) {
    * its array, and hand out the top one. */
   tcache_grow(tc, b, c);
   unsigned half = bin_limit(b) / 2;
-  unsigned n = slot_take(c, half ? half : 1, b->base, &tc->slot);
+  unsigned was = tc->slot, n = slot_take(c, half ? half : 1, b->base, &tc->slot);
+  if (unlikely(tc->slot != was)) slot_moved(was, tc->slot);
   if (n == 0) return NULL;
   b->top = b->base + n - 1;
   void *p = *b->top;
@@ -210,4 +215,9 @@ bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
 
 void tcache_fork_prepare(void) { lock_take(&tcache_lock); }
 void tcache_fork_parent(void) { lock_drop(&tcache_lock); }
-void tcache_fork_child(void) { lock_reset(&tcache_lock); }
+void tcache_fork_child(void) {
+  lock_reset(&tcache_lock);
+  /* slot_reset_all forgot every thread; the one that forked lives on. */
+  tcache_t *tc = tcache_self;
+  if (tc != &tcache_none && tc != &tcache_gone) slot_moved(SMP_MAX_SLOTS, tc->slot);
+}

@@ -10,12 +10,15 @@
  *     slab; every class from 16 bytes on is a multiple of 16 (16-aligned
  *     blocks) and its bitmap fits the chunk's room for it.
  *   - class_aligned(n, a) gives a class whose size is a multiple of a.
+ *   - a new thread's slot (slot_join) is one that the fewest threads use,
+ *     also after threads left some slots or moved.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "chunk.h"
 #include "sizeclass.h"
+#include "slot.h"
 
 static unsigned long failures;
 #define CHECK(c, ...) \
@@ -55,6 +58,30 @@ int main(void) {
       CHECK(c < SMP_NCLASS && class_table[c].size % a == 0 && class_table[c].size >= n,
             "class_aligned(%zu, %zu) = %u", n, a, c);
     }
+  /* slot_join picks a least-used slot.  (This thread may be counted in a
+   * slot already: the checks compare with the counts as they are.) */
+  slot_set_count(4);
+  unsigned joined[4] = {0, 0, 0, 0};
+  for (int step = 0; step < 40; step++) {
+    unsigned least = ~0u;
+    for (unsigned i = 0; i < 4; i++)
+      if (slot_threads_in(i) < least) least = slot_threads_in(i);
+    if (step == 12) { /* two threads leave a slot, a third moves to the next */
+      unsigned k = 0;
+      for (unsigned i = 1; i < 4; i++)
+        if (joined[i] > joined[k]) k = i; /* 12 joins: at least 3 here */
+      slot_leave(k), slot_leave(k), slot_moved(k, (k + 1) % 4);
+      joined[k] -= 3, joined[(k + 1) % 4]++;
+      continue;
+    }
+    unsigned s = slot_join();
+    checks++;
+    CHECK(s < 4 && slot_threads_in(s) == least + 1, "step %d: slot_join gave slot %u (%u threads), not one of the least used (%u)",
+          step, s, s < 4 ? slot_threads_in(s) - 1 : 0, least);
+    if (s < 4) joined[s]++;
+  }
+  for (unsigned i = 0; i < 4; i++)
+    while (joined[i]-- > 0) slot_leave(i);
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
