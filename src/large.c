@@ -212,7 +212,6 @@ static bool large_cache_put(uintptr_t addr, size_t size) {
   }
 }
 
-
 size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
   size_t bytes = 0;
   large_cached_t victims[EVICT_BATCH];
