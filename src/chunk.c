@@ -78,7 +78,6 @@ static slab_t *run_dirty[RUN_LISTS], *run_clean[RUN_LISTS];
 _Atomic size_t chunk_n_dirty, chunk_n_run_dirty; /* granules (chunk.h) */
 static _Atomic uint32_t dirty_oldest;       /* stamp of dirty_tail, when any */
 _Atomic size_t chunk_n_active;               /* granules in use (chunk.h) */
-static _Atomic size_t n_peak;               /* their most */
 
 static void add(_Atomic size_t *c, size_t k) {
   atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + k,
@@ -89,8 +88,6 @@ static void sub(_Atomic size_t *c, size_t k) {
                         memory_order_relaxed);
 }
 
-size_t chunk_peak(void) { return atomic_load_explicit(&n_peak, memory_order_relaxed); }
-void chunk_peak_reset(void) { atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed); }
 uint32_t chunk_dirty_oldest(void) { return atomic_load_explicit(&dirty_oldest, memory_order_relaxed); }
 
 static void dirty_unlink(slab_t *g) {
@@ -217,7 +214,6 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
     chunk_set_state(g, G_FRESH);
     g->next = g->prev = NULL;
     add(&chunk_n_active, k);
-    if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
   }
   lock_drop(&pool_lock);
   return g;
@@ -305,7 +301,6 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
       g[j].prev = g;
     }
     add(&chunk_n_active, want - k);
-    if (chunk_active() > chunk_peak()) atomic_store_explicit(&n_peak, chunk_active(), memory_order_relaxed);
   }
   lock_drop(&pool_lock);
   return ok;

@@ -133,13 +133,11 @@ SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);
  * unchanged) when they are not all free. */
 SMP_HIDDEN bool chunk_extend(slab_t *g, unsigned k, unsigned want);
 
-/* For the purge policy: granules in use (slabs and runs) and their most
- * since chunk_peak_reset; dirty granules; the stamp of the oldest dirty
- * single granule (valid when chunk_dirty_singles() > 0). */
+/* For the purge policy: granules in use (slabs and runs); dirty granules;
+ * the stamp of the oldest dirty single granule (valid when
+ * chunk_dirty_singles() > 0). */
 SMP_HIDDEN extern _Atomic size_t chunk_n_active, chunk_n_dirty, chunk_n_run_dirty;
 static inline size_t chunk_active(void) { return atomic_load_explicit(&chunk_n_active, memory_order_relaxed); }
-SMP_HIDDEN size_t chunk_peak(void);
-SMP_HIDDEN void chunk_peak_reset(void);
 static inline size_t chunk_dirty_singles(void) {
   return atomic_load_explicit(&chunk_n_dirty, memory_order_relaxed);
 }

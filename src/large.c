@@ -15,14 +15,11 @@
 #define LARGE_LIMIT ((size_t)1 << 46) /* no block beyond 64 TiB */
 
 static _Atomic size_t n_blocks, n_bytes;
-static _Atomic size_t n_peak; /* most of n_bytes since the cache last aged out */
 
 static void large_count(size_t bytes, int sign) {
   if (sign > 0) {
     atomic_fetch_add_explicit(&n_blocks, 1, memory_order_relaxed);
-    size_t now = atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed) + bytes;
-    if (now > atomic_load_explicit(&n_peak, memory_order_relaxed))
-      atomic_store_explicit(&n_peak, now, memory_order_relaxed); /* racy: a hint */
+    atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
   } else {
     atomic_fetch_sub_explicit(&n_blocks, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&n_bytes, bytes, memory_order_relaxed);
@@ -167,17 +164,13 @@ static void large_cache_unmap(const large_cached_t *v, unsigned n) {
   for (unsigned i = 0; i < n; i++) os_unmap((void *)v[i].addr, v[i].size);
 }
 
-/* How many bytes the cache may hold: the purge threshold, a quarter of the
- * large memory in use, or - unless SMPALLOC_PURGE_THRESHOLD was set - the
- * headroom below its recent peak (a program that frees a big block to
- * allocate another keeps the pages), whichever is most, never past
+/* How many bytes the cache may hold: the purge threshold or a quarter of
+ * the large memory in use, whichever is more, never past
  * SMP_LARGE_CACHE_BYTES. */
 static size_t large_cache_budget(void) {
   size_t in = atomic_load_explicit(&n_bytes, memory_order_relaxed);
-  size_t pk = atomic_load_explicit(&n_peak, memory_order_relaxed);
   size_t b = options.purge_threshold;
   if (in / 4 > b) b = in / 4;
-  if (options.purge_peak && pk > in && pk - in > b) b = pk - in;
   return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
 }
 
@@ -230,11 +223,6 @@ size_t large_cache_purge(bool all, uint32_t now, uint32_t delay) {
     lock_drop(&cache_lock);
     large_cache_unmap(victims, nv);
   } while (nv == EVICT_BATCH);
-  /* What waited the delay unused: the headroom below the peak is not
-   * needed; count the peak from here. */
-  if (bytes)
-    atomic_store_explicit(&n_peak, atomic_load_explicit(&n_bytes, memory_order_relaxed),
-                          memory_order_relaxed);
   return bytes;
 }
 

@@ -24,7 +24,6 @@ options_t options = {
     .hugepages = true,
     .purge_delay_ms = SMP_PURGE_DELAY_MS,
     .purge_threshold = SMP_PURGE_THRESHOLD,
-    .purge_peak = true,
     .slots = 0,
 };
 
@@ -230,7 +229,6 @@ static void set_option(const opt_t *o, const char *entry, const char *value) {
     else *(unsigned *)o->where = (unsigned)v;
   } else {
     *(size_t *)o->where = (size_t)v;
-    if (o->where == &options.purge_threshold) options.purge_peak = false; /* a hard cap */
   }
 }
 

@@ -19,8 +19,6 @@ typedef struct {
                                 advised for transparent huge pages */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
-  bool purge_peak;           /* threshold not set: dirty memory may also fill
-                                the headroom below the recent peak in use */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */
 } options_t;
 

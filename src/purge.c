@@ -11,12 +11,6 @@
 
 static size_t cap(void) {
   size_t a = chunk_active() / 8, t = options.purge_threshold / SMP_SLAB_SIZE;
-  if (options.purge_peak) { /* the default: also the headroom below the peak */
-    size_t in = chunk_active(), pk = chunk_peak();
-    size_t room = pk > in ? pk - in : 0;
-    if (room > SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE) room = SMP_PURGE_PEAK_MAX / SMP_SLAB_SIZE;
-    if (room > t) t = room;
-  }
   return a > t ? a : t;
 }
 
@@ -38,16 +32,12 @@ void purge_due(void) {
   bool over = n > c;
   bool aged = !over && n > keep && chunk_dirty_singles() > 0 &&
               (uint32_t)(now - chunk_dirty_oldest()) >= delay;
-  size_t returned = 0;
   if (over || runs_due(now)) {
     if (!over) atomic_store_explicit(&runs_walked, now, memory_order_relaxed);
-    returned += chunk_purge_runs(over, now, delay);
+    chunk_purge_runs(over, now, delay);
   }
-  if (over) returned += chunk_purge(c / 2 > keep ? c / 2 : keep, false, now, delay);
-  else if (aged) returned += chunk_purge(keep, true, now, delay);
-  /* Memory that waited the delay unused: the slack the peak allowed is not
-   * needed; count the peak from here. */
-  if (returned && !over) chunk_peak_reset();
+  if (over) chunk_purge(c / 2 > keep ? c / 2 : keep, false, now, delay);
+  else if (aged) chunk_purge(keep, true, now, delay);
   large_cache_purge(false, now, options.purge_delay_ms);
 }
 
@@ -57,7 +47,6 @@ size_t purge_all(void) {
   slot_collect();
   size_t r = chunk_purge_runs(true, now, 0) + chunk_purge(0, false, now, 0);
   r += large_cache_purge(true, now, 0);
-  chunk_peak_reset();
   return r;
 }
 

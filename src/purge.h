@@ -4,15 +4,13 @@
  *
  * Dirty granules (empty slabs and free runs whose pages are still
  * resident) may wait:
- *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD, an
- *     eighth of the granules in use, and - unless the threshold was set -
- *     the headroom between the granules in use and their peak since the last
- *     delayed purge, at most SMP_PURGE_PEAK_MAX).  Past it they go back at
+ *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD
+ *     (64 MiB), an eighth of the granules in use).  Past it they go back at
  *     once, down to half the cap (hysteresis: purging only down to the cap
  *     would make every release past it a system call and a TLB shootdown of
- *     its own).  The headroom lets a program that frees a burst and
- *     allocates it again keep its pages: in use + dirty then stays within the
- *     peak it already reached, so the peak RSS does not grow.
+ *     its own).  Below it a program that frees a burst and allocates it
+ *     again, or whose free runs are not the length it needs yet, keeps the
+ *     pages it will use again instead of faulting them back in.
  *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the granules in
  *     use), only until they are SMPALLOC_PURGE_DELAY_MS old.
  * Cached large mappings go after the same delay.  Purging runs from the

@@ -138,12 +138,11 @@ void stats_init(void) {
     program_name(name);
     outbuf_t o;
     o.len = 0;
-    OUT("smpalloc: %s (pid %ld): %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes%s, "
+    OUT("smpalloc: %s (pid %ld): %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes, "
         "checked %s\n",
         name, (long)getpid(), SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR,
         SMPALLOC_VERSION_PATCH, slot_count(),
         options.purge_delay_ms, options.purge_threshold,
-        options.purge_peak ? " (or the headroom below the peak)" : "",
         options.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }

@@ -8,12 +8,12 @@
 #   SMPALLOC_SLOTS=N           smp_stats_get reports N slots (default: CPUs)
 #   SMPALLOC_PURGE_DELAY_MS    0: RSS falls as 64 MiB of small blocks are
 #                              freed; an hour: it does not (threshold 1g)
-#   SMPALLOC_PURGE_THRESHOLD   1m: RSS falls despite an hour's delay; unset,
-#                              32 MiB freed and at once allocated again
-#                              keeps its pages (under a quarter of the first
-#                              round's page faults, peak RSS within 8 MiB of
-#                              the first peak); set to 8m, the pages went
-#                              back (over half the faults again); and a
+#   SMPALLOC_PURGE_THRESHOLD   1m: RSS falls despite an hour's delay; unset
+#                              (64m), 32 MiB freed and at once allocated
+#                              again keeps its pages (under a quarter of the
+#                              first round's page faults, peak RSS within
+#                              8 MiB of the first peak); set to 8m, the pages
+#                              went back (over half the faults again); and a
 #                              program that frees 160 MiB and goes idle
 #                              holds at most 64 MiB + 8 MiB of it
 #   unknown names, bad values  one warning line "smpalloc: ..." naming the
@@ -160,9 +160,9 @@ burst() { # EXPECT(kept|returned) VAR=VALUE...
 }
 burst kept SMPALLOC_PURGE_DELAY_MS=3600000
 
-# options idle: 160 MiB freed, then no allocator call: the peak headroom is
-# bounded (SMP_PURGE_PEAK_MAX, 64 MiB), so at most that and the default
-# threshold's 8 MiB stay resident.
+# options idle: 160 MiB freed, then no allocator call: free memory past the
+# default threshold (64 MiB) goes back at once, so at most that (and 8 MiB
+# of slack: thread caches, metadata) stays resident.
 run SMPALLOC_PURGE_DELAY_MS=3600000 -- idle
 read -r s0 pk af < <(sed -n 's/^start=\([0-9][0-9]*\) peak=\([0-9][0-9]*\) after=\([0-9][0-9]*\)$/\1 \2 \3/p' <<<"$OUT")
 if [ "$RC" -ne 0 ] || ! [[ "${s0:-}-${pk:-}-${af:-}" =~ ^[0-9]+-[0-9]+-[0-9]+$ ]] || [ "$ERR" != "$MARKS" ]; then
