@@ -110,6 +110,18 @@ static bool large_cache_return(large_cached_t e) {
   return ok;
 }
 
+/* A fresh mapping of size bytes at align (at least a granule): in a region
+ * of its own when it is big enough and the address space allows
+ * (SMP_LARGE_ALONE); NULL when out of memory. */
+static void *large_fresh(size_t size, size_t align) {
+  if (align < GRANULE) align = GRANULE;
+  if (size >= SMP_LARGE_ALONE && align < SMP_LARGE_REGION) {
+    void *p = os_map(size, SMP_LARGE_REGION);
+    if (p != NULL) return p;
+  }
+  return os_map(size, align);
+}
+
 /* A cached mapping made to hold a block of exactly size bytes, or {0}:
  *   - the smallest cached one of at least size bytes; one more than a
  *     quarter too long is split, and its tail stays cached as a mapping of
@@ -146,7 +158,7 @@ static large_cached_t large_cache_take(size_t size) {
     return got;
   }
   if (got.size < size) {
-    void *q = os_map(size, GRANULE);
+    void *q = large_fresh(size, GRANULE);
     if (q != NULL && pagemap_reserve((uintptr_t)q, size) &&
         os_move((void *)got.addr, got.size, size, q)) {
       got.addr = (uintptr_t)q;
@@ -236,8 +248,7 @@ void large_fork_child(void) { lock_reset(&cache_lock); }
  * kernel mapping (VMA): mremap can only grow or move a block that is one.
  * NULL when out of memory. */
 static void *large_map(size_t size, size_t align) {
-  if (align < GRANULE) align = GRANULE;
-  void *p = os_map(size, align);
+  void *p = large_fresh(size, align);
   if (p == NULL) return NULL;
   if (!pagemap_reserve((uintptr_t)p, size)) {
     os_unmap(p, size);

@@ -12,8 +12,13 @@
  *   4. both freed, then 20 MiB: no cached block is long enough, the
  *      longest (12 MiB) grows into it by moving its pages: at most the
  *      new 8 MiB and 10 % more fault (a fresh block would fault all 20).
+ * Then, the cache emptied (malloc_trim), (config.h, SMP_LARGE_ALONE) eight live blocks of 4-11 MiB each start
+ * a 1 GiB region of their own, unless run with an argument: "small", under
+ * a `ulimit -v` too small for that, where they must still be handed out.
  * Exit 0 when every step holds, 1 otherwise; prints the faults per step.
  */
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +47,29 @@ static int check(const char *what, long got, long max) {
   return got <= max ? 0 : 1;
 }
 
-int main(void) {
+/* Eight live blocks of 4..11 MiB: each in a 1 GiB region of its own
+ * (aligned), or with small, just handed out. */
+static int alone(int small) {
+  char *p[8];
+  int bad = 0;
+  for (int i = 0; i < 8; i++) {
+    size_t n = (size_t)(4 + i) * MIB + 4096 * (size_t)i;
+    if ((p[i] = malloc(n)) == NULL) { printf("FAIL: malloc(%zu) failed\n", n); return 1; }
+    memset(p[i], i, 4096);
+    unsigned long off = (unsigned long)((uintptr_t)p[i] & ((1ul << 30) - 1));
+    if (!small && off != 0) {
+      printf("FAIL: block of %zu bytes at %p: %#lx into its 1 GiB region\n", n, (void *)p[i], off);
+      bad = 1;
+    }
+  }
+  for (int i = 0; i < 8; i++) free(p[i]);
+  printf("eight blocks of 4-11 MiB%s: %s\n", small ? " (tight ulimit -v)" : " alone in 1 GiB regions",
+         bad ? "no" : "yes");
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) return alone(strcmp(argv[1], "small") == 0);
   long page = 4096, fails = 0;
   char *a, *b, *c, *d;
   take(24 * MIB, &a);
@@ -54,6 +81,8 @@ int main(void) {
   fails += check("20 MiB grown from the cached 12 MiB", take(20 * MIB, &d),
                  (long)(8 * MIB / page) + (long)(20 * MIB / page) / 10);
   free(d);
+  malloc_trim(0); /* the cached blocks go: fresh ones from here */
+  fails += alone(0);
   printf("mem_large_reuse: %ld failed\n", fails);
   return fails != 0;
 }
