@@ -124,7 +124,8 @@
  * another.  On a paravirtualized machine (this project's 2-core PVM) a
  * munmap or mremap makes every page in the same 1 GiB fault again
  * (invisibly: the hypervisor rebuilds its shadow page tables): 200 MB read
- * again took 250 ms instead of 0.7 ms after a 16 MiB munmap beside it.
+ * again took 250 ms instead of 0.7 ms after a 16 MiB munmap beside it
+ * (6 MiB and more do it; 4 MiB and less do not: hence the mark).
  * malloc-large (5-25 MiB blocks): 0.75x glibc's wall -> 0.55x.  The cost
  * is address space (1 GiB per block, of 128 TiB) and a page-table page per
  * block (4 KiB per 4 MiB or more). */
