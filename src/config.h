@@ -118,19 +118,21 @@
 #define SMP_RUN_MAX (1u << 20)
 #endif
 
-/* A mapped block of at least SMP_LARGE_ALONE bytes gets an aligned region
+/* A mapped block of more than SMP_LARGE_ALONE bytes gets an aligned region
  * of SMP_LARGE_REGION bytes to itself (when the address space allows), so
  * that unmapping or moving one never touches the page tables above
  * another.  On a paravirtualized machine (this project's 2-core PVM) a
  * munmap or mremap makes every page in the same 1 GiB fault again
  * (invisibly: the hypervisor rebuilds its shadow page tables): 200 MB read
  * again took 250 ms instead of 0.7 ms after a 16 MiB munmap beside it
- * (6 MiB and more do it; 4 MiB and less do not: hence the mark).
+ * (a munmap of 6 MiB or more does it, of 4 MiB or less not; an mremap that
+ * moves a 2 MiB-aligned block of 2.5 MiB or more does it, of 2 MiB not:
+ * hence the mark).
  * malloc-large (5-25 MiB blocks): 0.75x glibc's wall -> 0.55x.  The cost
  * is address space (1 GiB per block, of 128 TiB) and a page-table page per
- * block (4 KiB per 4 MiB or more). */
+ * block (4 KiB per block of over 2 MiB). */
 #ifndef SMP_LARGE_ALONE
-#define SMP_LARGE_ALONE (4u << 20)
+#define SMP_LARGE_ALONE (2u << 20)
 #endif
 #ifndef SMP_LARGE_REGION
 #define SMP_LARGE_REGION ((size_t)1 << 30)

@@ -115,7 +115,7 @@ static bool large_cache_return(large_cached_t e) {
  * (SMP_LARGE_ALONE); NULL when out of memory. */
 static void *large_fresh(size_t size, size_t align) {
   if (align < GRANULE) align = GRANULE;
-  if (size >= SMP_LARGE_ALONE && align < SMP_LARGE_REGION) {
+  if (size > SMP_LARGE_ALONE && align < SMP_LARGE_REGION) {
     void *p = os_map(size, SMP_LARGE_REGION);
     if (p != NULL) return p;
   }

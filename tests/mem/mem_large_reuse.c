@@ -12,9 +12,10 @@
  *   4. both freed, then 20 MiB: no cached block is long enough, the
  *      longest (12 MiB) grows into it by moving its pages: at most the
  *      new 8 MiB and 10 % more fault (a fresh block would fault all 20).
- * Then, the cache emptied (malloc_trim), (config.h, SMP_LARGE_ALONE) eight live blocks of 4-11 MiB each start
- * a 1 GiB region of their own, unless run with an argument: "small", under
- * a `ulimit -v` too small for that, where they must still be handed out.
+ * Then, the cache emptied (malloc_trim), eight live blocks of 2 MiB + 64 KiB
+ * to 9 MiB each start a 1 GiB region of their own (config.h,
+ * SMP_LARGE_ALONE), unless run with an argument: "small", under a
+ * `ulimit -v` too small for that, where they must still be handed out.
  * Exit 0 when every step holds, 1 otherwise; prints the faults per step.
  */
 #include <malloc.h>
@@ -47,13 +48,13 @@ static int check(const char *what, long got, long max) {
   return got <= max ? 0 : 1;
 }
 
-/* Eight live blocks of 4..11 MiB: each in a 1 GiB region of its own
+/* Eight live blocks of 2 MiB + 64 KiB .. 9 MiB: each in a 1 GiB region of its own
  * (aligned), or with small, just handed out. */
 static int alone(int small) {
   char *p[8];
   int bad = 0;
   for (int i = 0; i < 8; i++) {
-    size_t n = (size_t)(4 + i) * MIB + 4096 * (size_t)i;
+    size_t n = i == 0 ? 2 * MIB + 65536 : (size_t)(2 + i) * MIB + 4096 * (size_t)i;
     if ((p[i] = malloc(n)) == NULL) { printf("FAIL: malloc(%zu) failed\n", n); return 1; }
     memset(p[i], i, 4096);
     unsigned long off = (unsigned long)((uintptr_t)p[i] & ((1ul << 30) - 1));
@@ -63,7 +64,7 @@ static int alone(int small) {
     }
   }
   for (int i = 0; i < 8; i++) free(p[i]);
-  printf("eight blocks of 4-11 MiB%s: %s\n", small ? " (tight ulimit -v)" : " alone in 1 GiB regions",
+  printf("eight blocks of 2-9 MiB%s: %s\n", small ? " (tight ulimit -v)" : " alone in 1 GiB regions",
          bad ? "no" : "yes");
   return bad;
 }

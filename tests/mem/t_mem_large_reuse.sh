@@ -3,7 +3,7 @@
 # 24 MiB block serves 8 and 12 MiB requests (split, its tail cached) with
 # almost no page faults, and a 20 MiB request grows the longest cached
 # block by moving its pages (tests/mem/mem_large_reuse.c says the bounds);
-# blocks of 4 MiB and more each start a 1 GiB region of their own, and
+# blocks of more than 2 MiB each start a 1 GiB region of their own, and
 # under a `ulimit -v` (1 GiB) too tight for that they are still handed out.
 # The purge delay is raised so that nothing expires between the steps.
 . "$(dirname "$0")/../lib.sh" || exit 2
