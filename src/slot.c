@@ -247,12 +247,13 @@ void slot_give(void **v, unsigned n, const char *who) {
     }
     bool was_full = chunk_state(sl) == SLAB_FULL;
     slab_giving_t g = slab_giving(sl, granule << SMP_SLAB_SHIFT);
+    void *p = v[i];
     do {
-      if (unlikely(!slab_give(&g, v[i]))) {
+      if (unlikely(!slab_give(&g, p))) {
         lock_drop(&held->lock);
-        slot_bad_free(v[i], who);
+        slot_bad_free(p, who);
       }
-    } while (++i < n && (uintptr_t)v[i] >> SMP_SLAB_SHIFT == granule);
+    } while (++i < n && (uintptr_t)(p = v[i]) >> SMP_SLAB_SHIFT == granule);
     if (unlikely(checked))
       for (unsigned j = first; j < i; j++) slab_fill_free(sl, v[j]);
     slot_settle(held, sl, &g, was_full, checked);
