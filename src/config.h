@@ -128,7 +128,7 @@
  * (a munmap of 6 MiB or more does it, of 4 MiB or less not; an mremap that
  * moves a 2 MiB-aligned block of 2.5 MiB or more does it, of 2 MiB not:
  * hence the mark).
- * malloc-large (5-25 MiB blocks): 0.75x glibc's wall -> 0.55x.  The cost
+ * malloc-large (5-25 MiB blocks): 0.75x glibc's wall -> 0.45-0.55x.  The cost
  * is address space (1 GiB per block, of 128 TiB) and a page-table page per
  * block (4 KiB per block of over 2 MiB). */
 #ifndef SMP_LARGE_ALONE
