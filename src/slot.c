@@ -147,7 +147,7 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
  * kind was wanted.  Each round of the loop takes at least one block or ends
  * it: it cannot spin. */
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
-                                 slab_t **populate, bool *dense, bool sparse_only) {
+                                 slab_t **populate, bool *dense, bool sparse_only, bool *defer) {
   bin_t *b = &s->bins[cls];
   uint32_t count = class_table[cls].count;
   bool checked = options.checked;
@@ -159,6 +159,10 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         slot_partial_unlink(b, sl);
         chunk_set_state(sl, SLAB_CUR);
       } else {
+        if (defer != NULL && chunk_dirty_singles() == 0) {
+          *defer = true; /* the caller gives its cache back first */
+          break;
+        }
         uint64_t bit = (uint64_t)1 << (cls % 64);
         bool busy = s->taken[cls / 64] & bit;
         *dense = busy && !sparse_only &&
@@ -183,15 +187,15 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
   return n;
 }
 
-unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot) {
+unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool *defer) {
   unsigned n = 0;
   slab_t *populate = NULL;
   bool dense = false, sparse_only = false;
   for (;;) {
     slot_t *s = slot_lock(slot);
-    n += slot_take_locked(s, cls, want - n, out + n, &populate, &dense, sparse_only);
+    n += slot_take_locked(s, cls, want - n, out + n, &populate, &dense, sparse_only, defer);
     lock_drop(&s->lock);
-    if (n > 0) break;
+    if (n > 0 || (defer != NULL && *defer)) break;
     if (chunk_grow(1, dense)) continue; /* grow maps memory with no lock held */
     if (!dense) break;
     sparse_only = true; /* no memory for a dense chunk: any granule will do */

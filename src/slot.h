@@ -25,8 +25,11 @@
 /* Take up to want blocks of class cls into out[0 .. n), lowest address
  * first; returns n (0 only when out of memory).  *slot is the caller's slot
  * index, updated when it moves.  Touches no block (but checks them in
- * checked mode). */
-SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot);
+ * checked mode).  With defer not NULL, a new slab that would need a granule
+ * not resident (the pool holds no dirty one) is not made: *defer is set and
+ * the blocks taken so far (maybe none) returned, so that the caller can
+ * give its cached blocks back first and ask again. */
+SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool *defer);
 /* Give blocks v[0 .. n) (any classes, already checked to be block starts
  * that were handed out) back to their slabs.  A block whose bit is set
  * already was freed twice: abort, naming the call `who`. */

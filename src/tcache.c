@@ -119,15 +119,20 @@ static void remote_flush(tcache_t *tc, const char *who) {
   give(tc->remote, n, who);
 }
 
-static void flush(tcache_t *tc) {
+/* Give every block of the cache back but those of bin keep (SMP_NCLASS:
+ * none kept).  Bin keep needs a slab of memory not resident (tcache.h)
+ * when it is not SMP_NCLASS. */
+static void flush_but(tcache_t *tc, unsigned keep) {
   remote_flush(tc, "free");
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     tcache_bin_t *b = &tc->bins[c];
     unsigned n = bin_count(b);
+    if (c == keep || n == 0) continue;
     b->top = b->base;
     give(b->base, n, "free");
   }
 }
+static void flush(tcache_t *tc) { flush_but(tc, SMP_NCLASS); }
 
 void tcache_flush(void) {
   if (tcache_self != &tcache_none && tcache_self != &tcache_gone) flush(tcache_self);
@@ -157,7 +162,7 @@ void *tcache_alloc_slow(unsigned c) {
   if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
     /* not cached: no cache, checked mode, a big class */
     unsigned slot = tc->slot;
-    if (slot_take(c, 1, v, &slot) == 0) return NULL;
+    if (slot_take(c, 1, v, &slot, NULL) == 0) return NULL;
     if (tc != &tcache_none && tc != &tcache_gone && tc->slot != slot) {
       slot_moved(tc->slot, slot);
       tc->slot = slot;
@@ -169,7 +174,12 @@ void *tcache_alloc_slow(unsigned c) {
    * its array, and hand out the top one. */
   tcache_grow(tc, b, c);
   unsigned half = bin_limit(b) / 2;
-  unsigned was = tc->slot, n = slot_take(c, half ? half : 1, b->base, &tc->slot);
+  bool defer = false;
+  unsigned was = tc->slot, want = half ? half : 1, n = slot_take(c, want, b->base, &tc->slot, &defer);
+  if (defer) { /* no resident granule: the other bins' blocks go back first */
+    flush_but(tc, c);
+    if (n == 0) n = slot_take(c, want, b->base, &tc->slot, NULL);
+  }
   if (unlikely(tc->slot != was)) slot_moved(was, tc->slot);
   if (n == 0) return NULL;
   b->top = b->base + n - 1;

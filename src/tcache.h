@@ -20,6 +20,14 @@
  * block is handed out again: free() of a block that holds it is a double
  * free, caught whichever thread's cache (or slab) the block sits in.
  *
+ * Cached blocks keep their slabs in use: a few blocks of a size, freed in
+ * a random order, can hold every slab that size used.  So before a bin
+ * fills from a new slab of memory that is not resident (no dirty granule
+ * is pooled), the thread's other bins give their blocks back, and the slabs
+ * they emptied serve the new slab instead of fresh pages: a thread that
+ * walks from size to size keeps about one size's memory
+ * (tests/mem/t_mem_size_walk.sh).
+ *
  * free() pushes here only blocks of slabs that the thread's own slot owns.
  * A block of another slot's slab goes on the thread's remote batch, given
  * back SMP_REMOTE_BATCH blocks at a time: reusing it here would write into
