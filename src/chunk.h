@@ -27,6 +27,7 @@
 #define SMP_CHUNK_H
 
 #include "base.h"
+#include "sizeclass.h"
 #include "track.h"
 
 /* One state per granule descriptor, in one field.  Who may change it:
@@ -51,9 +52,6 @@ enum {
 typedef struct slab_s slab_t;
 typedef struct chunk_s chunk_t;
 
-/* log2 of a thread-cache bin's size (tcache.h checks it): a slab keeps its
- * class's bin offset, cls << SMP_BIN_SHIFT. */
-#define SMP_BIN_SHIFT 5
 
 /* A granule's descriptor.  Two cache lines: the first is read by every
  * free() with no lock and written only when the granule changes hands (and

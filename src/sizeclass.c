@@ -26,10 +26,10 @@ const class_info_t class_table[SMP_NCLASS] = {
 #define CLS_OF(n) \
   ((n) <= 8u ? 0u : (n) <= 128u ? ((n) + 15u) >> 4 \
    : 9u + (LOG2_1K((n) - 1u) - 7u) * 8u + ((((n) - 1u) >> (LOG2_1K((n) - 1u) - 3u)) & 7u))
-#define BY8(i) (uint8_t)((i) == 0 ? 0u : CLS_OF(8u * (i))),
+#define BY8(i) (uint16_t)(((i) == 0 ? 0u : CLS_OF(8u * (i))) << SMP_BIN_SHIFT),
 #define BY8_8(i) BY8(i) BY8(i + 1) BY8(i + 2) BY8(i + 3) BY8(i + 4) BY8(i + 5) BY8(i + 6) BY8(i + 7)
 
-const uint8_t class_by8[129] = {
+const uint16_t bin_by8[129] = {
     BY8_8(0u) BY8_8(8u) BY8_8(16u) BY8_8(24u) BY8_8(32u) BY8_8(40u) BY8_8(48u) BY8_8(56u)
     BY8_8(64u) BY8_8(72u) BY8_8(80u) BY8_8(88u) BY8_8(96u) BY8_8(104u) BY8_8(112u) BY8_8(120u)
     BY8(128u)};

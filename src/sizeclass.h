@@ -19,6 +19,12 @@
 
 #define SMP_NCLASS 73
 
+/* log2 of a thread-cache bin's size (tcache.h checks it): class c's bin
+ * lies c << SMP_BIN_SHIFT bytes into a thread's cache.  A slab keeps that
+ * offset (chunk.h), and so does bin_by8, so that neither free nor malloc
+ * shifts. */
+#define SMP_BIN_SHIFT 5
+
 typedef struct {
   uint32_t size;   /* block size in bytes */
   uint32_t recip;  /* ceil(2^32 / size): offset / size by one multiply */
@@ -28,12 +34,13 @@ typedef struct {
 
 SMP_HIDDEN extern const class_info_t class_table[SMP_NCLASS];
 
-/* class_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024. */
-SMP_HIDDEN extern const uint8_t class_by8[129];
+/* bin_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024, shifted
+ * left by SMP_BIN_SHIFT: the offset of its thread-cache bin. */
+SMP_HIDDEN extern const uint16_t bin_by8[129];
 
 /* Class of a request of n bytes (n <= SMP_SMALL_MAX). */
 static inline unsigned class_of(size_t n) {
-  if (n <= 1024) return class_by8[(n + 7) >> 3];
+  if (n <= 1024) return bin_by8[(n + 7) >> 3] >> SMP_BIN_SHIFT;
   size_t m = n - 1;
   unsigned b = 63u - (unsigned)__builtin_clzl(m); /* 10 <= b < 15 */
   return 9u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);

@@ -72,11 +72,11 @@ typedef struct tcache_s {
 
 SMP_HIDDEN extern __thread tcache_t *tcache_self;
 
-/* Pop a block of class c from the thread's cache into *out; false when
- * the cache is empty.  (The valgrind build clears the slot: track.h, leak
- * check.) */
-static inline bool tcache_pop(size_t c, void **out) {
-  tcache_bin_t *b = &tcache_self->bins[c];
+/* Pop a block from the thread's cache into *out, from the bin at offset
+ * bin (its class << SMP_BIN_SHIFT: bin_by8); false when the bin is empty.
+ * (The valgrind build clears the slot: track.h, leak check.) */
+static inline bool tcache_pop(size_t bin, void **out) {
+  tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_self + bin);
   void **top = b->top;
   if (unlikely(top == b->base)) return false;
   b->top = --top;
