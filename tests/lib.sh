@@ -121,6 +121,15 @@ control() {
   if [ $rc -eq 0 ]; then fail "control passed: $why"; else echo "ok: control fails as it must (exit $rc)"; fi
 }
 
+# glibc_run SECS ARGS...
+#   Runs $BIN --expect glibc ARGS under glibc (no preload), for comparison:
+#   it must run, and its figures are printed, not asserted.
+glibc_run() {
+  local secs=$1; shift
+  check_run -t "$secs" "glibc (no preload), for comparison: must run, its RSS is not asserted" \
+    "$BIN" --expect glibc "$@"
+}
+
 # expect_abort CALL_RE PROBLEM_RE ADDR_RE CMD...
 #   CMD runs a program that prints "addr 0x..." on stdout and then misuses
 #   that address.  It must die of SIGABRT (exit status 134) with exactly one
