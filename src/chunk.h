@@ -52,7 +52,6 @@ enum {
 typedef struct slab_s slab_t;
 typedef struct chunk_s chunk_t;
 
-
 /* A granule's descriptor.  Two cache lines: the first is read by every
  * free() with no lock and written only when the granule changes hands (and
  * high_off as a slab's blocks are first handed out); the second is written
