@@ -239,8 +239,10 @@ void chunk_put(slab_t *g, unsigned k) {
       }
     }
     if (i > 0) {
-      slab_t *l = g - 1, *h = l->prev;
-      if (chunk_state(l) == RUN_TAIL && h != NULL && h >= cm->desc && h < l &&
+      /* A tail's prev (its head) is the pool lock's; a slab's is its
+       * slot's, so it is read only once l is known to be a tail. */
+      slab_t *l = g - 1, *h;
+      if (chunk_state(l) == RUN_TAIL && (h = l->prev) != NULL && h >= cm->desc && h < l &&
                  chunk_state(h) == RUN_DIRTY && h + h->cls == g) {
         run_unlink(h);
         k += h->cls;
