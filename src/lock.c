@@ -17,10 +17,15 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-void lock_wait(lock_t *l) {
+bool lock_try_spin(lock_t *l) {
   for (unsigned i = atomic_load_explicit(&lock_spin, memory_order_relaxed); i > 0; i--) {
     cpu_relax();
-    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && lock_try(l)) return;
+    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && lock_try(l)) return true;
   }
+  return false;
+}
+
+void lock_wait(lock_t *l) {
+  if (lock_try_spin(l)) return;
   while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0) os_futex_wait(l, 2);
 }

@@ -20,6 +20,9 @@ static inline bool lock_try(lock_t *l) {
   return atomic_compare_exchange_strong_explicit(l, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed);
 }
+/* Poll the held lock l (SMP_LOCK_SPIN times with more than one CPU, else
+ * not at all) and take it if it comes free: true when taken. */
+SMP_HIDDEN bool lock_try_spin(lock_t *l);
 /* The contended path of lock_take (lock.c). */
 SMP_HIDDEN void lock_wait(lock_t *l);
 static inline void lock_take(lock_t *l) {

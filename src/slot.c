@@ -85,8 +85,15 @@ void slot_counters(size_t *contended, size_t *w) {
 static slot_t *slot_lock(unsigned *idx) {
   unsigned i = *idx;
   if (likely(lock_try(&slots[i].lock))) return &slots[i];
-  unsigned n = slot_count();
   atomic_fetch_add_explicit(&slots[i].contended, 1, memory_order_relaxed);
+  /* A busy slot is mostly held for a moment (a batch): wait for it a
+   * little, so that a thread's blocks stay on one slot, except every
+   * SMP_SLOT_PATIENCE-th time it is busy, when the thread moves at once
+   * (threads that keep meeting, a producer and its consumer, then share
+   * a slot). */
+  static __thread unsigned busy_seen;
+  if (++busy_seen % SMP_SLOT_PATIENCE != 0 && lock_try_spin(&slots[i].lock)) return &slots[i];
+  unsigned n = slot_count();
   for (unsigned tries = 0; tries < SMP_SPIN_ROUNDS * n; tries++) {
     i = i + 1 < n ? i + 1 : 0;
     if (lock_try(&slots[i].lock)) {
