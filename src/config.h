@@ -38,10 +38,11 @@
 /* A thread that finds its slot busy polls it (SMP_LOCK_SPIN times) before
  * trying the others, except every SMP_SLOT_PATIENCE-th time, when it moves
  * to the next free one at once.  Against rotating at once every time
- * (SmpAllocator's rule): mstress 0.49-0.50x -> 0.45-0.46x glibc's time and
- * 1.63-1.69x -> 1.51-1.53x its peak RSS, larson 1.49-1.78x -> 1.43-1.71x,
- * prodcons-rss unchanged (0.09-0.10x); polling every time made larson
- * 8-10 % faster still but prodcons-rss 10-20 % slower. */
+ * (SmpAllocator's rule): mstress 0.49-0.50x -> 0.44-0.46x glibc's time and
+ * 1.63-1.69x -> 1.48-1.53x its peak RSS, larson 1.49-1.78x -> 1.43-1.71x,
+ * prodcons-rss unchanged (0.09-0.12x); polling every time made larson
+ * 8-10 % faster still but prodcons-rss 10-20 % slower (docs/design.md,
+ * "Slots and locks"). */
 #ifndef SMP_SLOT_PATIENCE
 #define SMP_SLOT_PATIENCE 16u
 #endif
