@@ -166,7 +166,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         slot_partial_unlink(b, sl);
         chunk_set_state(sl, SLAB_CUR);
       } else {
-        if (defer != NULL && chunk_dirty_singles() == 0) {
+        if (defer != NULL && chunk_dirty() == 0) {
           *defer = true; /* the caller gives its cache back first */
           break;
         }

@@ -23,10 +23,11 @@
 #include "base.h"
 
 /* Take up to want blocks of class cls into out[0 .. n), lowest address
- * first; returns n (0 only when out of memory).  *slot is the caller's slot
- * index, updated when it moves.  Touches no block (but checks them in
- * checked mode).  With defer not NULL, a new slab that would need a granule
- * not resident (the pool holds no dirty one) is not made: *defer is set and
+ * first; returns n (0 only when out of memory, or deferred: below).
+ * *slot is the caller's slot index, updated when it moves.  Touches no
+ * block (but checks them in checked mode).  With defer not NULL, a new
+ * slab that would need a granule not resident (the pool holds no dirty
+ * granule, single or in a free run) is not made: *defer is set and
  * the blocks taken so far (maybe none) returned, so that the caller can
  * give its cached blocks back first and ask again. */
 SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool *defer);
