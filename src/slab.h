@@ -45,32 +45,32 @@ SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
 /* Take up to want free blocks, lowest address first, into out[]; returns
  * the count (fewer only when the slab runs out). */
 SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked);
-/* Blocks of one slab coming back (slot_give): what slab_give needs, kept
- * in registers for a run of blocks of that slab. */
-typedef struct {
-  uint64_t *bits;
-  uintptr_t base;  /* the granule */
-  uint32_t recip;
-  uint32_t low;    /* the lowest bitmap word that gained a bit (or ~0) */
-  uint32_t freed;  /* blocks given back, to count off sl->used */
-} slab_giving_t;
-
-static inline slab_giving_t slab_giving(const slab_t *sl, uintptr_t base) {
-  return (slab_giving_t){sl->bits, base, sl->recip, UINT32_MAX, 0};
-}
-/* The block p comes back: its bit is set; false if it is free already (a
- * double free).  The block holds the free key already (free wrote it):
- * nothing is written into it here, under the lock, except checked mode's
- * fill (slab_fill_free).  Inline: slot_give runs it for every block a
- * thread cache gives back. */
-static inline bool slab_give(slab_giving_t *g, void *p) {
-  uint32_t idx = (uint32_t)(((uint64_t)((uintptr_t)p - g->base) * g->recip) >> 32);
-  uint64_t bit = (uint64_t)1 << (idx % 64), *w = &g->bits[idx / 64];
-  if (unlikely(*w & bit)) return false;
-  *w |= bit;
-  if (idx / 64 < g->low) g->low = idx / 64;
-  g->freed++;
-  return true;
+/* Blocks of slab sl, whose granule is at base, come back: those at v[0],
+ * v[1], ... before end, as long as they lie in the granule (a thread cache
+ * gives back neighbours).  Their bits are set, and sl's count and hint
+ * follow.  Returns where it stopped: end, a block of another granule, or a
+ * block whose bit is set already (a double free: the caller aborts).  A
+ * block holds the free key already (free wrote it): nothing is written into
+ * it here, under the lock, except checked mode's fill (slab_fill_free).
+ * Inline: slot_give runs it for every block a thread cache gives back; one
+ * subtraction serves the granule test and the index. */
+static inline void **slab_give(slab_t *sl, uintptr_t base, void **v, void **end) {
+  uint64_t *bits = sl->bits;
+  const uint64_t recip = sl->recip;
+  uint32_t low = sl->hint;
+  void **q = v;
+  for (; q < end; q++) {
+    uintptr_t off = (uintptr_t)*q - base;
+    if (off >= SMP_SLAB_SIZE) break;
+    uint32_t idx = (uint32_t)((off * recip) >> 32);
+    uint64_t bit = (uint64_t)1 << (idx % 64), *w = &bits[idx / 64];
+    if (unlikely(*w & bit)) break;
+    *w |= bit;
+    if (idx / 64 < low) low = idx / 64;
+  }
+  sl->hint = (uint16_t)low;
+  sl->used -= (uint32_t)(q - v);
+  return q;
 }
 /* Checked mode: fill the free block p of sl with the pattern that
  * slab_take and slab_retire verify. */

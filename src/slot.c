@@ -217,12 +217,9 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
   os_fatal(who, "double free (block already free in its slab) of", p);
 }
 
-/* Blocks of slab sl (owned by the held slot s) came back (g): count them
- * off, and settle its hint and state. */
-static void slot_settle(slot_t *s, slab_t *sl, const slab_giving_t *g, bool was_full,
-                        bool checked) {
-  sl->used -= g->freed;
-  if (g->low < sl->hint) sl->hint = (uint16_t)g->low;
+/* Blocks of slab sl (owned by the held slot s) came back (slab_give has
+ * counted them off): settle its state. */
+static void slot_settle(slot_t *s, slab_t *sl, bool was_full, bool checked) {
   bin_t *b = &s->bins[sl->cls];
   if (was_full) slot_partial_push(b, sl);
   if (sl->used == 0 && chunk_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
@@ -233,20 +230,18 @@ static void slot_settle(slot_t *s, slab_t *sl, const slab_giving_t *g, bool was_
 }
 
 /* Blocks come back grouped by slab where they are neighbours in v (a thread
- * cache's blocks mostly are): the slab is looked up, and its count and state
- * settled, once per run of same-slab blocks. */
+ * cache's blocks mostly are): the slab is looked up, and its state settled,
+ * once per run of same-slab blocks. */
 void slot_give(void **v, unsigned n, const char *who) {
   slot_t *held = NULL;
   bool checked = options.checked;
-  for (unsigned i = 0; i < n;) {
-    unsigned first = i;
-    uintptr_t granule = (uintptr_t)v[i] >> SMP_SLAB_SHIFT;
-    pagemap_entry_t e = pagemap_get(v[i]);
+  for (void **q = v, **end = v + n; q < end;) {
+    pagemap_entry_t e = pagemap_get(*q);
     /* Checked when it was freed; gone since: its slab emptied, so it was
      * freed twice. */
     if (unlikely(pagemap_kind(e) != PAGEMAP_SLAB)) {
       if (held) lock_drop(&held->lock);
-      slot_bad_free(v[i], who);
+      slot_bad_free(*q, who);
     }
     slab_t *sl = pagemap_desc(e);
     /* The owner cannot change while one of its blocks is out (used > 0). */
@@ -257,17 +252,15 @@ void slot_give(void **v, unsigned n, const char *who) {
       held = o;
     }
     bool was_full = chunk_state(sl) == SLAB_FULL;
-    slab_giving_t g = slab_giving(sl, granule << SMP_SLAB_SHIFT);
-    void *p = v[i];
-    do {
-      if (unlikely(!slab_give(&g, p))) {
-        lock_drop(&held->lock);
-        slot_bad_free(p, who);
-      }
-    } while (++i < n && (uintptr_t)(p = v[i]) >> SMP_SLAB_SHIFT == granule);
+    void **first = q;
+    q = slab_give(sl, (uintptr_t)*q & ~(uintptr_t)(SMP_SLAB_SIZE - 1), q, end);
+    if (unlikely(q < end && ((uintptr_t)*q ^ (uintptr_t)*first) < SMP_SLAB_SIZE)) {
+      lock_drop(&held->lock); /* stopped inside the granule: its bit was set */
+      slot_bad_free(*q, who);
+    }
     if (unlikely(checked))
-      for (unsigned j = first; j < i; j++) slab_fill_free(sl, v[j]);
-    slot_settle(held, sl, &g, was_full, checked);
+      for (void **j = first; j < q; j++) slab_fill_free(sl, *j);
+    slot_settle(held, sl, was_full, checked);
   }
   if (held) lock_drop(&held->lock);
 }

@@ -16,6 +16,9 @@
  *   overflow_next   8 bytes written past a 32-byte block into its free
  *                   neighbour, then malloc twice
  *   aba             free(a); free(b); free(a)
+ *   keyless_double  free(a), its first word (the free key) overwritten,
+ *                   free(a) again, then 500 more frees of its size: only
+ *                   the slab's bitmap can see it (when the blocks go back)
  *   never           free of a block start of a live slab never handed out
  *   realloc_freed   realloc of a freed block to a larger size
  *   slab_edge       8 bytes written past the last block of a slab, then
@@ -116,6 +119,17 @@ int main(int argc, char **argv) {
     free(a);
     if (two_mallocs(40, NULL)) return 1;
     char *x = malloc(40), *y = malloc(40);
+    if (x == y) return wrong("the same block twice");
+  } else if (strcmp(m, "keyless_double") == 0) {
+    char *v[500], *a = malloc(32);
+    for (int i = 0; i < 500; i++) v[i] = malloc(32);
+    announce(a);
+    free(a);
+    *word(a, 0) = 0; /* use after free: the free key is gone */
+    free(a);
+    for (int i = 0; i < 500; i++) free(v[i]);
+    if (two_mallocs(32, NULL)) return 1;
+    char *x = malloc(32), *y = malloc(32);
     if (x == y) return wrong("the same block twice");
   } else if (strcmp(m, "never") == 0) {
     char *a = malloc(32);

@@ -35,7 +35,7 @@ expect() {
 }
 
 echo "== glibc, for reference (not checked)"
-for m in uaf_link overflow_next aba never realloc_freed slab_edge junk huge align libc_names; do
+for m in uaf_link overflow_next aba keyless_double never realloc_freed slab_edge junk huge align libc_names; do
   printf '  %-14s ' "$m"; "$BIN" "$m" 2>&1 | tail -n 1
 done
 
@@ -44,6 +44,7 @@ for m in uaf_link overflow_next slab_edge junk huge align libc_names checked_uaf
   expect "$m" clean - env LD_PRELOAD="$LIB" "$BIN" "$m"
 done
 expect aba abort free env LD_PRELOAD="$LIB" "$BIN" aba
+expect keyless_double abort free env LD_PRELOAD="$LIB" "$BIN" keyless_double
 expect never abort free env LD_PRELOAD="$LIB" "$BIN" never
 expect realloc_freed abort realloc env LD_PRELOAD="$LIB" "$BIN" realloc_freed
 expect checked-uaf8 abort malloc env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$BIN" checked_uaf8
@@ -51,6 +52,7 @@ expect checked-uaf8 abort malloc env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$BIN"
 echo "== smpalloc (static link, -static)"
 for m in uaf_link huge align libc_names; do expect "static-$m" clean - "$SPROG" "$m"; done
 expect static-aba abort free "$SPROG" aba
+expect static-keyless_double abort free "$SPROG" keyless_double
 expect static-never abort free "$SPROG" never
 expect static-checked-uaf8 abort malloc env SMPALLOC_CHECKED=1 "$SPROG" checked_uaf8
 
