@@ -50,7 +50,7 @@ static lock_t pool_lock;
 static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a time */
 
 /* Two chunks are carved at a time: a sparse one (CARVE_SPARSE), whose
- * pages are faulted one by one as blocks are first used, and a dense one
+ * pages are faulted in as blocks are first taken (slot.c), and a dense one
  * (CARVE_DENSE), advised for transparent huge pages, so that its granules
  * are faulted in 2 MiB at a time (one fault instead of 512; on a virtual
  * machine a fault can cost 10 us).  Only the slabs of a class past the mark

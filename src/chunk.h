@@ -75,7 +75,8 @@ struct slab_s {
                          or the chunk's bitmap for this granule */
   chunk_t *chunk;     /* constant */
   _Alignas(64) _Atomic uint8_t state;
-  uint8_t zero;       /* its never-used blocks are known to be zero */
+  uint8_t untouched;  /* a slab's pages past high_off were never touched (a
+                         fresh granule, not populated whole: slot.c) */
   uint16_t hint;      /* bits[0 .. hint) are all clear */
   uint32_t used;      /* blocks handed out */
   uint32_t stamp;     /* ms clock when it entered the pool */

@@ -42,7 +42,7 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   for (uint32_t w = 0; w < count / 64; w++) bits[w] = ~(uint64_t)0;
   if (count % 64) bits[count / 64] = ((uint64_t)1 << (count % 64)) - 1;
   sl->bits = bits;
-  sl->zero = zero;
+  sl->untouched = zero;
   sl->hint = 0;
   sl->used = 0;
   sl->cls = (uint16_t)cls;

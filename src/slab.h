@@ -39,7 +39,7 @@ static inline void *slab_unkey(void *p) {
 
 /* An empty slab of class cls owned by slot owner, from the pool (dense: a
  * slab about to be filled, chunk_take), set up and registered in the page
- * map; its zero field tells whether its memory is known to be zero.  Never
+ * map; its untouched field tells whether its memory is fresh.  Never
  * makes a system call: NULL when no granule is at hand. */
 SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
 /* Take up to want free blocks, lowest address first, into out[]; returns

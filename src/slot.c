@@ -144,17 +144,24 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
   os_fatal("malloc", "corrupted slab metadata (count and bitmap disagree) at", (void *)chunk_base(sl));
 }
 
-/* Up to want blocks from the held slot s.  A bin's first slab is sparse
- * (faulted page by page: a class used once costs a page); a bin that used
- * up a slab is busy, and its fresh slabs are dense (chunk.h: huge pages)
- * once its class holds SMP_HUGE_AFTER slabs or the heap SMP_HUGE_HEAP
- * granules, and otherwise (or with sparse_only, or without huge pages)
- * faulted in with one system call: *populate is set to such a slab.  Returns the count; fewer than
- * want means no slab is at hand without mapping, and *dense tells which
- * kind was wanted.  Each round of the loop takes at least one block or ends
- * it: it cannot spin. */
+/* Up to want blocks from the held slot s.  A bin's first slab is sparse:
+ * the pages its blocks lie on are faulted in as they are first taken, so a
+ * class used once costs a page (*fresh is set to the range of pages that
+ * blocks past the slab's high-water mark lie on, once a call: the caller
+ * faults them in with one system call, not a fault per page at the
+ * program's first write).  A bin that used up a slab is busy, and its
+ * fresh slabs are dense (chunk.h: huge pages) once its class holds
+ * SMP_HUGE_AFTER slabs or the heap SMP_HUGE_HEAP granules, and otherwise
+ * (or with sparse_only, or without huge pages) faulted in whole with one
+ * system call: *populate is set to such a slab.  Returns the count; fewer
+ * than want means no slab is at hand without mapping, and *dense tells
+ * which kind was wanted.  Each round of the loop takes at least one block
+ * or ends it: it cannot spin. */
+typedef struct { uintptr_t lo, hi; } range_t;
+
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
-                                 slab_t **populate, bool *dense, bool sparse_only, bool *defer) {
+                                 slab_t **populate, range_t *fresh, bool *dense, bool sparse_only,
+                                 bool *defer) {
   bin_t *b = &s->bins[cls];
   uint32_t count = class_table[cls].count;
   bool checked = options.checked;
@@ -178,14 +185,29 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         sl = slab_new(cls, (unsigned)(s - slots), *dense);
         if (sl == NULL) break;
         atomic_fetch_add_explicit(&class_slabs[cls], 1, memory_order_relaxed);
-        if (sl->zero && busy && !sl->chunk->huge) *populate = sl;
+        if (sl->untouched && busy && !sl->chunk->huge) {
+          *populate = sl;
+          sl->untouched = 0; /* about to be faulted in whole */
+        }
         s->taken[cls / 64] |= bit;
       }
       b->cur = sl;
     }
+    uint32_t before = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
     unsigned got = slab_take(sl, want - n, out + n, checked);
     if (unlikely(got == 0)) slot_corrupt(sl); /* not full, yet no free bit */
     n += got;
+    uint32_t after = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+    if (after > before && sl->untouched && !sl->chunk->huge && fresh->hi == 0) {
+      /* Blocks past the old high-water mark lie on pages never touched:
+       * the caller faults in those up to the one the last block starts on
+       * with one call (os.h); the rest of a block of more than a page is
+       * left to the program (it may never write there). */
+      uintptr_t page = os_page_size() - 1, base = chunk_base(sl);
+      uintptr_t lo = (before + page) & ~page;
+      uintptr_t hi = (after - class_table[cls].size + 1 + page) & ~page;
+      if (hi > lo) fresh->lo = base + lo, fresh->hi = base + hi;
+    }
     if (sl->used == count) { /* exhausted */
       chunk_set_state(sl, SLAB_FULL);
       b->cur = NULL;
@@ -197,10 +219,11 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
 unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool *defer) {
   unsigned n = 0;
   slab_t *populate = NULL;
+  range_t fresh = {0, 0};
   bool dense = false, sparse_only = false;
   for (;;) {
     slot_t *s = slot_lock(slot);
-    n += slot_take_locked(s, cls, want - n, out + n, &populate, &dense, sparse_only, defer);
+    n += slot_take_locked(s, cls, want - n, out + n, &populate, &fresh, &dense, sparse_only, defer);
     lock_drop(&s->lock);
     if (n > 0 || (defer != NULL && *defer)) break;
     if (chunk_grow(1, dense)) continue; /* grow maps memory with no lock held */
@@ -208,6 +231,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
     sparse_only = true; /* no memory for a dense chunk: any granule will do */
   }
   if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
+  if (fresh.hi != 0) os_populate((void *)fresh.lo, fresh.hi - fresh.lo);
   return n;
 }
 
