@@ -126,7 +126,7 @@ control() {
 #   it must run, and its figures are printed, not asserted.
 glibc_run() {
   local secs=$1; shift
-  check_run -t "$secs" "glibc (no preload), for comparison: must run, its RSS is not asserted" \
+  check_run -t "$secs" "glibc (no preload), for comparison: must run, its figures are not asserted" \
     "$BIN" --expect glibc "$@"
 }
 
