@@ -29,15 +29,14 @@ SMP_HIDDEN void *alloc_slow(size_t n);
 SMP_HIDDEN void free_small_slow(void *p, const slab_t *sl, const char *who);
 SMP_HIDDEN void free_large(void *p, pagemap_entry_t e, const char *who);
 
-/* Is p a block start of slab sl that was handed out?  One multiply tells a
- * block start (sizeclass.h); the slab's high-water mark tells a block never
- * handed out.  Returns the message for os_fail, or NULL. */
+/* Is p a block start of slab sl that was handed out?  One multiply and
+ * one compare with the slab's high-water mark (class_mark, sizeclass.h).
+ * Returns the message for os_fail, or NULL. */
 static inline const char *small_bad(const void *p, const slab_t *sl) {
-  uint32_t off = (uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1));
-  if (unlikely(off * sl->recip >= 0x10000u)) return alloc_bad_interior;
-  if (unlikely(off >= atomic_load_explicit(&((slab_t *)sl)->high_off, memory_order_relaxed)))
-    return alloc_bad_never;
-  return NULL;
+  uint32_t mark = class_mark((uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1)), sl->recip);
+  if (likely(mark < atomic_load_explicit(&((slab_t *)sl)->high_mark, memory_order_relaxed)))
+    return NULL;
+  return mark >= 0x10000u ? alloc_bad_interior : alloc_bad_never;
 }
 
 /* The malloc fast path: a table lookup and a pop (the key of the block

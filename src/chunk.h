@@ -54,15 +54,18 @@ typedef struct chunk_s chunk_t;
 
 /* A granule's descriptor.  Two cache lines: the first is read by every
  * free() with no lock and written only when the granule changes hands (and
- * high_off as a slab's blocks are first handed out); the second is written
+ * high_mark as a slab's blocks are first handed out); the second is written
  * under a lock.  For a slab of class cls:
  *     used + (set bits in bits) == class_table[cls].count
  * where used counts blocks handed out to users or thread caches, and every
  * block below high_off was handed out at least once (blocks are taken
  * lowest address first), so a block start at or past it was never handed
- * out.  For a run, cls is its length in granules. */
+ * out.  high_mark == class_mark(high_off, recip): the offsets of the
+ * blocks handed out are exactly those whose mark is below it (sizeclass.h),
+ * so free tests "a block start, handed out" with one compare.  For a run,
+ * cls is its length in granules. */
 struct slab_s {
-  _Alignas(64) _Atomic uint32_t high_off;
+  _Alignas(64) _Atomic uint32_t high_mark;
   uint32_t recip;     /* class_table[cls].recip (one load less on free) */
   uint16_t cls;
   uint16_t owner;     /* index of the owning slot */
@@ -79,6 +82,8 @@ struct slab_s {
                          fresh granule, not populated whole: slot.c) */
   uint16_t hint;      /* bits[0 .. hint) are all clear */
   uint32_t used;      /* blocks handed out */
+  uint32_t high_off;  /* past the last block ever handed out (a multiple
+                         of the size) */
   uint32_t stamp;     /* ms clock when it entered the pool */
   slab_t *next, *prev; /* a slot's partial list, or a pool list */
   uint64_t word;

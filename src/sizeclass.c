@@ -12,7 +12,7 @@
             : (1u << (7u + CLS_DBL(c))) + ((((c) - 9u) % 8u + 1u) << (4u + CLS_DBL(c))))
 #define CLS_ALL(c) (SMP_SLAB_SIZE / CLS_SIZE(c))
 #define CLS(c) \
-  {CLS_SIZE(c), (uint32_t)(0xffffffffu / CLS_SIZE(c) + 1u), (uint32_t)CLS_ALL(c), \
+  {CLS_SIZE(c), (uint32_t)(0x100000000u / CLS_SIZE(c) + 1u), (uint32_t)CLS_ALL(c), \
    (uint32_t)((CLS_ALL(c) - 1u) * CLS_SIZE(c))},
 #define CLS8(c) CLS(c) CLS(c + 1) CLS(c + 2) CLS(c + 3) CLS(c + 4) CLS(c + 5) CLS(c + 6) CLS(c + 7)
 
@@ -37,7 +37,7 @@ const uint16_t bin_by8[129] = {
 _Static_assert(CLS_SIZE(SMP_NCLASS - 1u) == SMP_SMALL_MAX, "last class must be SMP_SMALL_MAX");
 _Static_assert(CLS_SIZE(8u) == 128u && CLS_SIZE(9u) == 144u && CLS_SIZE(16u) == 256u,
                "class layout");
-/* class_block_index needs ceil(2^32 / size) >= 2^17 > 64 KiB offsets. */
+/* class_mark needs floor(2^32 / size) + 1 >= 2^17 > 64 KiB offsets. */
 _Static_assert(SMP_SMALL_MAX <= (1u << 15) && SMP_SLAB_SHIFT <= 16, "one-multiply block check");
 
 unsigned class_aligned(size_t n, size_t align) {

@@ -27,7 +27,8 @@
 
 typedef struct {
   uint32_t size;   /* block size in bytes */
-  uint32_t recip;  /* ceil(2^32 / size): offset / size by one multiply */
+  uint32_t recip;  /* floor(2^32 / size) + 1: offset / size by one
+                      multiply, and block marks (class_mark) */
   uint32_t count;  /* blocks per slab */
   uint32_t last;   /* offset of the last whole block */
 } class_info_t;
@@ -46,12 +47,20 @@ static inline unsigned class_of(size_t n) {
   return 9u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);
 }
 
+/* The mark of offset off in a slab whose class has reciprocal recip: the
+ * low half of off * recip.  With recip = floor(2^32 / size) + 1 = (2^32 +
+ * err) / size, 0 < err <= size, the product is idx * 2^32 + idx * err for
+ * the start of block idx, so the high half is the index and the mark is
+ * idx * err: strictly increasing with idx, and below 2^16 for every block
+ * of the slab (count * err <= 2^16).  At any other offset the mark is at
+ * least 2^16 and at least count * err.  So "off is the start of one of the
+ * first k blocks" is one compare, mark(off) < mark(k * size), and "off is
+ * a block start" is mark(off) < 2^16 (both checked for every class and
+ * offset by tests/api/internal.c). */
+static inline uint32_t class_mark(uint32_t off, uint32_t recip) { return off * recip; }
+
 /* The index of the block at offset off of a slab of class ci, and whether
- * off is that block's start.  With recip = ceil(2^32 / size), the 64-bit
- * product off * recip holds the index in its high half and, in its low
- * half, idx * err (err < size, so below 2^16) when off is a whole multiple
- * of the size, and at least 2^16 when it is not: one multiply decides
- * (checked for every class and offset by tests/api/internal.c). */
+ * off is that block's start (class_mark). */
 static inline bool class_block_index(uint32_t off, const class_info_t *ci, uint32_t *idx) {
   uint64_t prod = (uint64_t)off * ci->recip;
   *idx = (uint32_t)(prod >> 32);

@@ -49,7 +49,8 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   sl->bin = (uint16_t)(cls << SMP_BIN_SHIFT);
   sl->recip = ci->recip;
   sl->owner = (uint16_t)owner;
-  atomic_store_explicit(&sl->high_off, 0, memory_order_relaxed);
+  sl->high_off = 0;
+  atomic_store_explicit(&sl->high_mark, 0, memory_order_relaxed);
   chunk_set_state(sl, SLAB_CUR);
   pagemap_set(chunk_base(sl), pagemap_slab(sl));
   return sl;
@@ -57,7 +58,7 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
 
 unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
   const uint32_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
-  const uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+  const uint32_t high = sl->high_off;
   const uintptr_t base = chunk_base(sl);
   unsigned got = 0, w = sl->hint, nw = (count + 63) / 64;
   uint32_t end = 0; /* offset just past the last block taken */
@@ -84,7 +85,10 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
     for (unsigned i = 0; i < got && (uintptr_t)out[i] - base < high; i++) slab_verify(out[i], size);
   sl->hint = (uint16_t)w;
   sl->used += got;
-  if (end > high) atomic_store_explicit(&sl->high_off, end, memory_order_relaxed);
+  if (end > high) {
+    sl->high_off = end;
+    atomic_store_explicit(&sl->high_mark, class_mark(end, sl->recip), memory_order_relaxed);
+  }
   return got;
 }
 
@@ -97,7 +101,7 @@ void slab_fill_free(const slab_t *sl, void *p) {
 void slab_retire(slab_t *sl, bool checked) {
   if (checked) { /* every block that was handed out is free: verify them all */
     uint32_t size = class_table[sl->cls].size;
-    uint32_t high = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+    uint32_t high = sl->high_off;
     for (uint32_t off = 0; off < high; off += size) slab_verify((void *)(chunk_base(sl) + off), size);
   }
   pagemap_set(chunk_base(sl), 0); /* from now on a free() into it is an invalid pointer */

@@ -193,11 +193,11 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
       }
       b->cur = sl;
     }
-    uint32_t before = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+    uint32_t before = sl->high_off;
     unsigned got = slab_take(sl, want - n, out + n, checked);
     if (unlikely(got == 0)) slot_corrupt(sl); /* not full, yet no free bit */
     n += got;
-    uint32_t after = atomic_load_explicit(&sl->high_off, memory_order_relaxed);
+    uint32_t after = sl->high_off;
     if (after > before && sl->untouched && !sl->chunk->huge && fresh->hi == 0) {
       /* Blocks past the old high-water mark lie on pages never touched:
        * the caller faults in those up to the one the last block starts on

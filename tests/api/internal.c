@@ -9,6 +9,11 @@
  *     size, with the right index, for every class and every offset of a
  *     slab; every class from 16 bytes on is a multiple of 16 (16-aligned
  *     blocks) and its bitmap fits the chunk's room for it.
+ *   - block marks (class_mark), free's one-compare check: the marks of a
+ *     slab's block starts rise strictly with the index, and every other
+ *     offset's mark is at least that of the offset past the last block, so
+ *     mark(off) < mark(k * size) says exactly "off starts one of the first
+ *     k blocks".
  *   - class_aligned(n, a) gives a class whose size is a multiple of a.
  *   - a new thread's slot (slot_join) is one that the fewest threads use,
  *     also after threads left some slots or moved.
@@ -41,8 +46,19 @@ int main(void) {
     CHECK(ci->count == all && ci->last == (all - 1) * ci->size, "blocks of class %u", c);
     CHECK(ci->size == 8 || ci->size % 16 == 0, "class %u (size %u) is not 16-aligned", c, ci->size);
     CHECK((all + 63) / 64 <= SMP_BITMAP_WORDS, "bitmap room of class %u", c);
+    const uint32_t past = class_mark(all * ci->size, ci->recip);
     for (uint32_t off = 0; off < SMP_SLAB_SIZE; off++) {
-      uint32_t idx;
+      uint32_t idx, mark = class_mark(off, ci->recip);
+      if (off % ci->size == 0 && off / ci->size < all) {
+        checks++;
+        CHECK(off == 0 ? mark == 0 : mark > class_mark(off - ci->size, ci->recip),
+              "class %u (size %u): the mark of block %u does not rise", c, ci->size, off / ci->size);
+        CHECK(mark < past, "class %u: block %u's mark is not below the end's", c, off / ci->size);
+      } else {
+        checks++;
+        CHECK(mark >= past, "class %u (size %u): offset %u's mark %u is below the end's %u", c,
+              ci->size, off, mark, past);
+      }
       bool want = off % ci->size == 0;
       bool got = class_block_index(off, ci, &idx);
       checks++;
