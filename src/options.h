@@ -15,8 +15,11 @@ typedef struct {
   bool verbose;              /* SMPALLOC_VERBOSE: the start-up line */
   bool stats;                /* SMPALLOC_STATS: print statistics at exit */
   bool checked;              /* SMPALLOC_CHECKED: checked mode */
-  bool hugepages;            /* SMPALLOC_HUGEPAGES: dense slabs in chunks
-                                advised for transparent huge pages */
+  unsigned hugepages;        /* SMPALLOC_HUGEPAGES: 0 none; 1 (default)
+                                the slabs of busy classes and a big
+                                heap's runs in chunks advised for
+                                transparent huge pages; 2 every slab
+                                and run (not blocks mapped alone) */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */

@@ -179,9 +179,10 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         }
         uint64_t bit = (uint64_t)1 << (cls % 64);
         bool busy = s->taken[cls / 64] & bit;
-        *dense = busy && !sparse_only &&
-                 (atomic_load_explicit(&class_slabs[cls], memory_order_relaxed) >= SMP_HUGE_AFTER ||
-                  chunk_active() >= SMP_HUGE_HEAP);
+        *dense = !sparse_only &&
+                 (options.hugepages == 2 ||
+                  (busy && (atomic_load_explicit(&class_slabs[cls], memory_order_relaxed) >= SMP_HUGE_AFTER ||
+                            chunk_active() >= SMP_HUGE_HEAP)));
         sl = slab_new(cls, (unsigned)(s - slots), *dense);
         if (sl == NULL) break;
         atomic_fetch_add_explicit(&class_slabs[cls], 1, memory_order_relaxed);

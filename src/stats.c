@@ -139,10 +139,10 @@ void stats_init(void) {
     outbuf_t o;
     o.len = 0;
     OUT("smpalloc: %s (pid %ld): %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes, "
-        "checked %s\n",
+        "huge pages %u, checked %s\n",
         name, (long)getpid(), SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR,
         SMPALLOC_VERSION_PATCH, slot_count(),
-        options.purge_delay_ms, options.purge_threshold,
+        options.purge_delay_ms, options.purge_threshold, options.hugepages,
         options.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }

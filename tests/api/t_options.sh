@@ -73,6 +73,15 @@ if [ "$RC" -eq 0 ] && [ "$OUT" = ok ] && [[ "$(head -n 1 <<<"$ERR")" == smpalloc
 else
   fail "SMPALLOC_VERBOSE=1: no start-up line 'smpalloc: ...' before main:"; show
 fi
+# The line gives the options in effect: the huge page mode and checked mode.
+for v in 0 1 2; do
+  run SMPALLOC_VERBOSE=1 SMPALLOC_HUGEPAGES=$v -- plain
+  if [ "$RC" -eq 0 ] && [[ "$(head -n 1 <<<"$ERR")" == *", huge pages $v, checked off" ]]; then
+    ok "SMPALLOC_HUGEPAGES=$v: the start-up line says huge pages $v"
+  else
+    fail "SMPALLOC_HUGEPAGES=$v: the start-up line does not end ', huge pages $v, checked off':"; show
+  fi
+done
 
 # ---- SMPALLOC_CHECKED ----------------------------------------------------------
 run -- doublefree
@@ -178,7 +187,8 @@ burst returned SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=8m
 
 # ---- unknown names and bad values: one warning, then the default -------------
 for bad in SMPALLOC_SLOTS=abc SMPALLOC_SLOTS=100000 SMPALLOC_SLOTS=0 SMPALLOC_FOO=1 \
-           SMPALLOC_PURGE_THRESHOLD=12q SMPALLOC_PURGE_DELAY_MS=-5 SMPALLOC_CHECKED=maybe; do
+           SMPALLOC_PURGE_THRESHOLD=12q SMPALLOC_PURGE_DELAY_MS=-5 SMPALLOC_CHECKED=maybe \
+           SMPALLOC_HUGEPAGES=3; do
   name=${bad%%=*}
   run "$bad" -- plain
   warning=$(grep -v '^main-' <<<"$ERR")

@@ -7,6 +7,8 @@
  *                             granules), written whole
  *   mem_hugepages sparse      one block of every size 8..32 KiB (each class
  *                             used once), written whole
+ *   mem_hugepages big MIB     one block of MIB MiB (a mapping of its own),
+ *                             written whole
  *
  * Prints the anonymous huge pages of the process (AnonHugePages summed over
  * /proc/self/smaps, in KiB), the page faults the phase took (getrusage
@@ -35,7 +37,7 @@ static long minflt(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | sparse\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | sparse | big MIB\n"); return 2; }
   long huge0 = anon_huge_kib();
   size_t rss0 = rss_bytes();
   long f0 = minflt();
@@ -60,6 +62,12 @@ int main(int argc, char **argv) {
       if (p == NULL) return 2;
       memset(p, 1, size);
     }
+  } else if (strcmp(argv[1], "big") == 0 && argc == 3) {
+    size_t n = (size_t)atol(argv[2]) * 1024 * 1024;
+    char *volatile p = malloc(n); /* volatile: the writes may not be elided */
+    if (p == NULL) return 2;
+    memset(p, 1, n);
+    if (p[n - 1] != 1) return 2;
   } else {
     fprintf(stderr, "mem_hugepages: unknown phase %s\n", argv[1]);
     return 2;

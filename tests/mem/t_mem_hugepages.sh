@@ -13,7 +13,11 @@
 #   - dense 1: 1 MiB of 64-byte blocks, below the mark: no huge page;
 #   - runs 8: 8 MiB of 96 KiB blocks, a heap below 16 MiB: no huge page;
 #   - sparse (one block of each size class, written whole): no huge page,
-#     and RSS grows by less than 2 MiB.
+#     and RSS grows by less than 2 MiB;
+#   - big 16: one block of 16 MiB (mapped alone), written whole: no huge
+#     page, also with SMPALLOC_HUGEPAGES=2;
+#   - SMPALLOC_HUGEPAGES=2 (eager): sparse and runs 8 each get huge pages
+#     (at least 2 MiB), and sparse's RSS grows by less than 8 MiB.
 # The machine decides: skipped when its transparent huge pages are off
 # (never) or unknown; the checks that want no huge page are skipped when
 # the kernel gives them to every mapping (always).  Exit 0 pass, 77 skip,
@@ -57,5 +61,23 @@ else
     [ "$(field rss_growth_kib)" -lt 2048 ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
       fail "RSS grew $(field rss_growth_kib) KiB for one block of each class, want < 2048"
   fi
+  for eager in 1 2; do
+    if check_run -t 120 "big 16: one block of 16 MiB, SMPALLOC_HUGEPAGES=$eager" env SMPALLOC_HUGEPAGES=$eager LD_PRELOAD="$LIB" "$BIN" big 16; then
+      [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a mapped block"
+    fi
+  done
 fi
+
+# Eager: every slab and run from the start.
+for phase in sparse "runs 8"; do
+  # shellcheck disable=SC2086
+  if check_run -t 120 "$phase, SMPALLOC_HUGEPAGES=2" env SMPALLOC_HUGEPAGES=2 LD_PRELOAD="$LIB" "$BIN" $phase; then
+    [ "$(field huge_kib)" -ge 2048 ] && ok "$(field huge_kib) KiB in huge pages" ||
+      fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=2, want >= 2048"
+    if [ "$phase" = sparse ]; then
+      [ "$(field rss_growth_kib)" -lt 8192 ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
+        fail "RSS grew $(field rss_growth_kib) KiB for one block of each class, want < 8192"
+    fi
+  fi
+done
 finish
