@@ -44,7 +44,7 @@ static inline const char *small_bad(const void *p, const slab_t *sl) {
  * out again: no copy of it is made here. */
 static inline __attribute__((always_inline)) void *alloc_any(size_t n) {
   void *p;
-  if (likely(n <= 1024) && likely(tcache_pop(bin_by8[(n + 7) >> 3], &p)))
+  if (likely(n <= 1024) && likely(tcache_pop(bin_of_size[n], &p)))
     return track_alloc(slab_unkey(p), n, false);
   return alloc_slow(n);
 }

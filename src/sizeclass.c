@@ -20,19 +20,19 @@ const class_info_t class_table[SMP_NCLASS] = {
     CLS(0u) CLS8(1u) CLS8(9u) CLS8(17u) CLS8(25u) CLS8(33u) CLS8(41u) CLS8(49u) CLS8(57u)
     CLS8(65u)};
 
-/* Class of n bytes, 0 < n <= 1024, as a constant expression (class_of in
+/* Class of n bytes, 0 <= n <= 1024, as a constant expression (class_of in
  * sizeclass.h is the same formula at run time). */
 #define LOG2_1K(x) ((x) >= 512u ? 9u : (x) >= 256u ? 8u : 7u)
 #define CLS_OF(n) \
   ((n) <= 8u ? 0u : (n) <= 128u ? ((n) + 15u) >> 4 \
    : 9u + (LOG2_1K((n) - 1u) - 7u) * 8u + ((((n) - 1u) >> (LOG2_1K((n) - 1u) - 3u)) & 7u))
-#define BY8(i) (uint16_t)(((i) == 0 ? 0u : CLS_OF(8u * (i))) << SMP_BIN_SHIFT),
-#define BY8_8(i) BY8(i) BY8(i + 1) BY8(i + 2) BY8(i + 3) BY8(i + 4) BY8(i + 5) BY8(i + 6) BY8(i + 7)
+#define B1(n) (uint16_t)(CLS_OF(n) << SMP_BIN_SHIFT),
+#define B8(n) B1(n) B1(n + 1u) B1(n + 2u) B1(n + 3u) B1(n + 4u) B1(n + 5u) B1(n + 6u) B1(n + 7u)
+#define B64(n) B8(n) B8(n + 8u) B8(n + 16u) B8(n + 24u) B8(n + 32u) B8(n + 40u) B8(n + 48u) B8(n + 56u)
+#define B512(n) \
+  B64(n) B64(n + 64u) B64(n + 128u) B64(n + 192u) B64(n + 256u) B64(n + 320u) B64(n + 384u) B64(n + 448u)
 
-const uint16_t bin_by8[129] = {
-    BY8_8(0u) BY8_8(8u) BY8_8(16u) BY8_8(24u) BY8_8(32u) BY8_8(40u) BY8_8(48u) BY8_8(56u)
-    BY8_8(64u) BY8_8(72u) BY8_8(80u) BY8_8(88u) BY8_8(96u) BY8_8(104u) BY8_8(112u) BY8_8(120u)
-    BY8(128u)};
+const uint16_t bin_of_size[1025] = {B512(0u) B512(512u) B1(1024u)};
 
 _Static_assert(CLS_SIZE(SMP_NCLASS - 1u) == SMP_SMALL_MAX, "last class must be SMP_SMALL_MAX");
 _Static_assert(CLS_SIZE(8u) == 128u && CLS_SIZE(9u) == 144u && CLS_SIZE(16u) == 256u,

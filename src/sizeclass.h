@@ -21,7 +21,7 @@
 
 /* log2 of a thread-cache bin's size (tcache.h checks it): class c's bin
  * lies c << SMP_BIN_SHIFT bytes into a thread's cache.  A slab keeps that
- * offset (chunk.h), and so does bin_by8, so that neither free nor malloc
+ * offset (chunk.h), and so does bin_of_size, so that neither free nor malloc
  * shifts. */
 #define SMP_BIN_SHIFT 5
 
@@ -35,13 +35,15 @@ typedef struct {
 
 SMP_HIDDEN extern const class_info_t class_table[SMP_NCLASS];
 
-/* bin_by8[(n + 7) / 8] is the class of n bytes, for n <= 1024, shifted
- * left by SMP_BIN_SHIFT: the offset of its thread-cache bin. */
-SMP_HIDDEN extern const uint16_t bin_by8[129];
+/* bin_of_size[n] is the class of n bytes, for n <= 1024, shifted left by
+ * SMP_BIN_SHIFT: the offset of its thread-cache bin.  One entry a byte
+ * (2 KiB): malloc indexes it with n itself, no rounding (two instructions
+ * fewer than a table by 8 bytes). */
+SMP_HIDDEN extern const uint16_t bin_of_size[1025];
 
 /* Class of a request of n bytes (n <= SMP_SMALL_MAX). */
 static inline unsigned class_of(size_t n) {
-  if (n <= 1024) return bin_by8[(n + 7) >> 3] >> SMP_BIN_SHIFT;
+  if (n <= 1024) return bin_of_size[n] >> SMP_BIN_SHIFT;
   size_t m = n - 1;
   unsigned b = 63u - (unsigned)__builtin_clzl(m); /* 10 <= b < 15 */
   return 9u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);

@@ -73,7 +73,7 @@ typedef struct tcache_s {
 SMP_HIDDEN extern __thread tcache_t *tcache_self;
 
 /* Pop a block from the thread's cache into *out, from the bin at offset
- * bin (its class << SMP_BIN_SHIFT: bin_by8); false when the bin is empty.
+ * bin (its class << SMP_BIN_SHIFT: bin_of_size); false when the bin is empty.
  * (The valgrind build clears the slot: track.h, leak check.) */
 static inline bool tcache_pop(size_t bin, void **out) {
   tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_self + bin);

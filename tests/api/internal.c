@@ -1,7 +1,7 @@
 /*
  * internal.c - exhaustive checks of the allocator's internal
  * arithmetic, compiled together with the core sources (-Isrc):
- *   - class_of(n) and the table bin_by8 agree with the class
+ *   - class_of(n) and the table bin_of_size agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
  *     whose size is >= n;
  *   - the one-multiply block-start test (class_block_index, sizeclass.h) says
@@ -38,7 +38,7 @@ int main(void) {
     if (c >= SMP_NCLASS) continue;
     CHECK(class_table[c].size >= n, "class_of(%zu): size %u too small", n, class_table[c].size);
     CHECK(c == 0 || class_table[c - 1].size < (n ? n : 1), "class_of(%zu) = %u not the smallest", n, c);
-    if (n <= 1024) CHECK(bin_by8[(n + 7) >> 3] == c << SMP_BIN_SHIFT, "by8 table disagrees at %zu", n);
+    if (n <= 1024) CHECK(bin_of_size[n] == c << SMP_BIN_SHIFT, "bin_of_size disagrees at %zu", n);
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &class_table[c];
