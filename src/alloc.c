@@ -106,10 +106,12 @@ static unsigned small_class(const void *p, const slab_t *sl, const char *who) {
   return sl->cls;
 }
 
-/* A large block must start where its entry is. */
+/* A large block must start where its entry is: a pointer into its first
+ * granule is inside it (one into a later granule finds no entry, and is
+ * just invalid). */
 static inline void large_check(const void *p, pagemap_entry_t e, const char *who) {
-  SMP_CHECK(pagemap_kind(e) >= PAGEMAP_RUN && ((uintptr_t)p & (SMP_SLAB_SIZE - 1)) == 0, who,
-            bad_pointer, p);
+  SMP_CHECK(pagemap_kind(e) >= PAGEMAP_RUN, who, bad_pointer, p);
+  SMP_CHECK(((uintptr_t)p & (SMP_SLAB_SIZE - 1)) == 0, who, alloc_bad_interior, p);
 }
 
 /* ---- small blocks -------------------------------------------------------- */

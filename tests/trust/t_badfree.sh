@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # t_badfree: invalid frees must abort (SIGABRT) with exactly one line on
 # stderr that starts with "smpalloc:", names the call (free, realloc,
-# free_sized) and gives the address in hex.  tests/trust/badfree.c commits
+# free_sized) and the problem (a pointer inside a small block or inside a
+# large block's first 64 KiB is "inside a block", a foreign one "invalid
+# pointer", a second free "double free", free_sized's size "larger than the
+# block"), and gives the address in hex.  tests/trust/badfree.c commits
 # one bad call per mode and prints the address first ("addr 0x...").
 # Run under LD_PRELOAD, and a few modes with the static link.
 . "$(dirname "$0")/../lib.sh" || exit 2
@@ -9,11 +12,21 @@ PROG=$BIN
 SPROG=${BIN}_static
 need "$PROG" "$SPROG" "$LIB"
 
+# problem MODE: what the message must say for MODE.
+problem() {
+  case $1 in
+    *interior*) echo 'inside a block, not its start' ;;
+    *sized*) echo 'size larger than the block' ;;
+    *double*|*freed*) echo 'double free' ;;
+    *) echo 'invalid pointer' ;;
+  esac
+}
+
 # check label call soft cmd...: soft=1 only reports (behaviour the header
 # allows to be missing).  The address may be given with or without 0x.
 check() {
   local label=$1 call=$2 soft=$3; shift 3
-  if expect_abort "$call([^A-Za-z0-9_]|\$)" "" '(0[xX])?[0-9a-fA-F]{6,}' "$@"; then
+  if expect_abort "$call([^A-Za-z0-9_]|\$)" "$(problem "$label")" '(0[xX])?[0-9a-fA-F]{6,}' "$@"; then
     echo "ok   $label: $LINE"
   elif [ "$soft" = 1 ]; then
     echo "note $label: $WHY (allowed: not guaranteed by the header)"; printf '     | %s\n' "$OUT" "$ERR"
