@@ -46,13 +46,14 @@ check() {
   fi
 }
 
-check double_later free 'double free|already freed'
-check stack free 'invalid pointer|not allocated'
-check static free 'invalid pointer|not allocated'
-check mmap free 'invalid pointer|not allocated'
-check unhanded free 'double free|never|not allocated|invalid'
-check interior8 free 'inside a block|interior'
-check uaf_write malloc 'written after its free|use after free'
+# The problems as docs/trust.md words them.
+check double_later free 'double free \(the block is free already\)'
+check stack free 'invalid pointer \(not allocated by smpalloc'
+check static free 'invalid pointer \(not allocated by smpalloc'
+check mmap free 'invalid pointer \(not allocated by smpalloc'
+check unhanded free 'invalid pointer \(a block that was never allocated\)'
+check interior8 free 'invalid pointer \(inside a block, not its start\)'
+check uaf_write malloc 'a freed block was written after its free \(use after free\)'
 
 out=$(env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$PROG" ok 2>&1); rc=$?
 if [ $rc -ne 0 ] || [ "$out" != ok ]; then

@@ -45,18 +45,18 @@ echo "== smpalloc (LD_PRELOAD)"
 for m in uaf_link overflow_next slab_edge junk huge align libc_names checked_uaf8; do
   expect "$m" clean - env LD_PRELOAD="$LIB" "$BIN" "$m"
 done
-expect aba abort free env LD_PRELOAD="$LIB" "$BIN" aba
-expect keyless_double abort free env LD_PRELOAD="$LIB" "$BIN" keyless_double
+expect aba 'abort:double free' free env LD_PRELOAD="$LIB" "$BIN" aba
+expect keyless_double 'abort:double free' free env LD_PRELOAD="$LIB" "$BIN" keyless_double
 expect never 'abort:never allocated' free env LD_PRELOAD="$LIB" "$BIN" never
-expect realloc_freed abort realloc env LD_PRELOAD="$LIB" "$BIN" realloc_freed
-expect checked-uaf8 abort malloc env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$BIN" checked_uaf8
+expect realloc_freed 'abort:double free' realloc env LD_PRELOAD="$LIB" "$BIN" realloc_freed
+expect checked-uaf8 'abort:use after free' malloc env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$BIN" checked_uaf8
 
 echo "== smpalloc (static link, -static)"
 for m in uaf_link huge align libc_names; do expect "static-$m" clean - "$SPROG" "$m"; done
-expect static-aba abort free "$SPROG" aba
-expect static-keyless_double abort free "$SPROG" keyless_double
+expect static-aba 'abort:double free' free "$SPROG" aba
+expect static-keyless_double 'abort:double free' free "$SPROG" keyless_double
 expect static-never 'abort:never allocated' free "$SPROG" never
-expect static-checked-uaf8 abort malloc env SMPALLOC_CHECKED=1 "$SPROG" checked_uaf8
+expect static-checked-uaf8 'abort:use after free' malloc env SMPALLOC_CHECKED=1 "$SPROG" checked_uaf8
 
 echo "== the archive exports public names only"
 extra=$(nm -g --defined-only build/libsmpalloc.a | awk 'NF == 3 {print $3}' |
