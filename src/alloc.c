@@ -175,6 +175,12 @@ SMP_NOINLINE void free_large(void *p, pagemap_entry_t e, const char *who) {
   purge_maintain();
 }
 
+SMP_NOINLINE void free_other(void *p, const char *who) {
+  pagemap_entry_t e = pagemap_get(p);
+  if (pagemap_kind(e) == PAGEMAP_SLAB) return small_free(p, pagemap_desc(e), who);
+  free_large(p, e, who);
+}
+
 size_t usable_size(const void *p, const char *who) {
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) return class_table[small_class(p, pagemap_desc(e), who)].size;

@@ -28,14 +28,15 @@ SMP_HIDDEN extern const char alloc_bad_interior[], alloc_bad_never[], alloc_bad_
 SMP_HIDDEN void *alloc_slow(size_t n);
 SMP_HIDDEN void free_small_slow(void *p, const slab_t *sl, const char *who);
 SMP_HIDDEN void free_large(void *p, pagemap_entry_t e, const char *who);
+/* free of p, which the flat page map does not cover (pagemap.h). */
+SMP_HIDDEN void free_other(void *p, const char *who);
 
 /* Is p a block start of slab sl that was handed out?  One multiply and
  * one compare with the slab's high-water mark (class_mark, sizeclass.h).
  * Returns the message for os_fail, or NULL. */
 static inline const char *small_bad(const void *p, const slab_t *sl) {
   uint32_t mark = class_mark((uint32_t)((uintptr_t)p & (SMP_SLAB_SIZE - 1)), sl->recip);
-  if (likely(mark < atomic_load_explicit(&((slab_t *)sl)->high_mark, memory_order_relaxed)))
-    return NULL;
+  if (likely(mark < SMP_RACY_LOAD(sl->high_mark))) return NULL;
   return mark >= 0x10000u ? alloc_bad_interior : alloc_bad_never;
 }
 
@@ -60,14 +61,16 @@ static inline __attribute__((always_inline)) void small_free(void *p, slab_t *sl
   if (unlikely(*(uint64_t *)p == key)) return track_quiet_end(), os_fail(who, alloc_bad_double, p);
   *(uint64_t *)p = key;
   track_quiet_end();
-  if (likely(tcache_push(p, sl->bin, sl->owner))) return;
+  if (likely(tcache_push(p, sl->bin))) return;
   free_small_slow(p, sl, who);
 }
 
-/* The free fast path: the page map, then a small block's checks and push. */
+/* The free fast path: the flat page map, then a small block's checks and
+ * push.  A pointer beyond the flat map (or with none) takes free_other. */
 static inline __attribute__((always_inline)) void free_any(void *p, const char *who) {
   track_free(p); /* valgrind: before the checks, so that memcheck reports a bad free first */
-  pagemap_entry_t e = pagemap_get(p);
+  pagemap_entry_t e;
+  if (unlikely(!pagemap_get_flat(p, &e))) return free_other(p, who);
   /* A slab's entry is its descriptor + 1: e - 1 is the descriptor, and its
    * low bits are 0 for a slab only (none, runs and mappings leave 3, 1, 2). */
   slab_t *sl = (slab_t *)(uintptr_t)(e - PAGEMAP_SLAB);

@@ -33,6 +33,18 @@ SMP_HIDDEN _Noreturn SMP_COLD void os_fatal(const char *call, const char *what, 
  * tail jump and the fast path needs no stack frame. */
 SMP_HIDDEN SMP_COLD void os_fail(const char *call, const char *what, const void *addr);
 
+/* A relaxed load of a word that another thread may store (with
+ * __atomic_store_n), for the free fast path: a plain read, which x86 folds
+ * into the compare that uses it (an atomic load is an instruction of its
+ * own).  An aligned word cannot tear, and the compiler cannot split or
+ * repeat a load whose value is used once.  ThreadSanitizer builds read it
+ * atomically, so that the race it would report is known to be this one. */
+#if defined(__SANITIZE_THREAD__)
+#define SMP_RACY_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#else
+#define SMP_RACY_LOAD(x) (x)
+#endif
+
 #define SMP_CHECK(c, call, what, addr) \
   do { if (unlikely(!(c))) os_fatal((call), (what), (addr)); } while (0)
 

@@ -65,13 +65,14 @@ typedef struct chunk_s chunk_t;
  * so free tests "a block start, handed out" with one compare.  For a run,
  * cls is its length in granules. */
 struct slab_s {
-  _Alignas(64) _Atomic uint32_t high_mark;
+  _Alignas(64) uint32_t high_mark; /* read by free with no lock: stored
+                         with __atomic_store_n, read with SMP_RACY_LOAD */
   uint32_t recip;     /* class_table[cls].recip (one load less on free) */
   uint16_t cls;
   uint16_t owner;     /* index of the owning slot */
-  uint16_t bin;       /* cls << SMP_BIN_SHIFT: where free finds its class's
-                         thread-cache bin, with no shift (tcache.h) */
-  uint16_t pad;
+  uint32_t bin;       /* slab_bin(cls, owner): where free finds its
+                         class's bin in its slot's thread-cache row, with
+                         no shift (slab.h, tcache.h) */
   uintptr_t base;     /* the granule's address, concealed: chunk_base() */
   uint64_t *bits;     /* bit i set while block i is free in the slab: the
                          descriptor's word (classes of at most 64 blocks)

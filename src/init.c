@@ -28,6 +28,7 @@
 #include "lock.h"
 #include "options.h"
 #include "os.h"
+#include "pagemap.h"
 #include "purge.h"
 #include "slab.h"
 #include "slot.h"
@@ -61,6 +62,7 @@ void init_once(void) {
     slab_free_key = key ? key : 0x5eed5eed5eed5eedu;
     read_options();
     set_slots();
+    slab_rows = slot_count(); /* before any thread has a cache (slab.h) */
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;
   }
@@ -109,14 +111,17 @@ static void fork_prepare(void) {
   tcache_fork_prepare();
   large_fork_prepare();
   chunk_fork_prepare();
+  pagemap_fork_prepare();
 }
 static void fork_parent(void) {
+  pagemap_fork_parent();
   chunk_fork_parent();
   large_fork_parent();
   tcache_fork_parent();
   slot_unlock_all();
 }
 static void fork_child(void) {
+  pagemap_fork_child();
   chunk_fork_child();
   large_fork_child();
   slot_reset_all(); /* before tcache_fork_child, which counts this thread again */

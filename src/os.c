@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,6 +115,34 @@ void *os_map_guarded(size_t size) {
   count(&os_mapped, size);
   count(&os_guarded, size);
   return raw + page;
+}
+
+void *os_reserve_readonly(size_t size) {
+  struct rlimit as;
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY) return NULL;
+  int saved = errno;
+  size_t page = os_page_size();
+  /* Read-only private memory is not accounted (no commit charge): only the
+   * parts os_commit makes writable are. */
+  char *raw = os_mmap(NULL, size + 2 * page, PROT_NONE);
+  if (raw != NULL && mprotect(raw + page, size, PROT_READ) != 0) {
+    munmap(raw, size + 2 * page);
+    raw = NULL;
+  }
+  errno = saved;
+  return raw != NULL ? raw + page : NULL;
+}
+
+bool os_commit(void *p, size_t size) {
+  if (os_fault()) return false;
+  int saved = errno;
+  bool ok = mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
+  errno = saved;
+  if (ok) {
+    count(&os_mapped, size);
+    count(&os_guarded, size);
+  }
+  return ok;
 }
 
 void os_unmap_guarded(void *p, size_t size) {

@@ -31,6 +31,14 @@ SMP_HIDDEN void *os_map(size_t size, size_t align);
  * runs over its end faults instead of reaching allocator state).  Never
  * unmapped.  NULL if the kernel refuses. */
 SMP_HIDDEN void *os_map_guarded(size_t size);
+/* Address space of size bytes that reads as zero and cannot be written,
+ * with a guard page on each side; no memory is committed until os_commit.
+ * NULL if the kernel refuses, or when the process has an address-space
+ * limit (RLIMIT_AS, `ulimit -v`): a reservation would eat into it. */
+SMP_HIDDEN void *os_reserve_readonly(size_t size);
+/* Make [p, p+size) of a reservation writable (committed under the
+ * accounting, counted as metadata); false if the kernel refuses. */
+SMP_HIDDEN bool os_commit(void *p, size_t size);
 /* Unmap what os_map_guarded(size) returned, guards included. */
 SMP_HIDDEN void os_unmap_guarded(void *p, size_t size);
 /* Give [p, p+size) back to the kernel. */

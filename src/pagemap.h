@@ -1,5 +1,6 @@
 /*
- * pagemap.h - from an address to what smpalloc keeps there, in two loads.
+ * pagemap.h - from an address to what smpalloc keeps there, in one load
+ * (the flat map) or two.
  *
  * One 64-bit entry per 64 KiB granule of the 48-bit address space, in a
  * two-level table: pagemap_top[addr >> 32] -> leaf[(addr >> 16) & 0xffff].
@@ -52,10 +53,47 @@ static inline pagemap_entry_t pagemap_get(const void *p) {
 }
 _Static_assert(PAGEMAP_LEAF_BITS + SMP_SLAB_SHIFT == 32, "a leaf covers 4 GiB: pagemap_get's index");
 
+/* The flat map: the leaves of the low 2^PAGEMAP_FLAT_BITS bytes of address
+ * space back to back in one reservation (16 GiB of address space, read-only
+ * but for the leaves in use), so that free finds an entry with one shift
+ * and one load, no leaf pointer and no NULL test.  granules is the number
+ * of entries it has, set once (release) after base; 0 while there is none:
+ * before the first leaf, or for good when the kernel refused the
+ * reservation or the process has an address-space limit (pagemap.c). */
+#define PAGEMAP_FLAT_BITS 47
+typedef struct {
+  uintptr_t granules; /* written once, with __atomic_store_n (release) */
+  _Atomic pagemap_entry_t *base;
+} pagemap_flat_t;
+SMP_HIDDEN extern pagemap_flat_t pagemap_flat;
+
+/* The entry of p into *e from the flat map; false when p lies beyond it
+ * (or there is none): then only pagemap_get knows. */
+static inline bool pagemap_get_flat(const void *p, pagemap_entry_t *e) {
+  uintptr_t g = (uintptr_t)p >> SMP_SLAB_SHIFT;
+#if defined(__x86_64__)
+  /* x86 keeps loads in order: a plain load and a compiler barrier make an
+   * acquire load whose count the compare reads from memory (base.h). */
+  if (unlikely(g >= SMP_RACY_LOAD(pagemap_flat.granules))) return false;
+  __asm__ volatile("" ::: "memory");
+#else
+  if (unlikely(g >= __atomic_load_n(&pagemap_flat.granules, __ATOMIC_ACQUIRE))) return false;
+#endif
+  *e = atomic_load_explicit(&pagemap_flat.base[g], memory_order_acquire);
+  return true;
+}
+
+/* Try the flat map now, if it was not tried yet (the first leaf does:
+ * a program whose allocations never reach smpalloc, under memcheck say,
+ * reserves nothing): whether there is one. */
+SMP_HIDDEN bool pagemap_init(void);
 /* Make sure leaves exist for [p, p+size); false if out of memory.  May map
  * (no lock may be held). */
 SMP_HIDDEN bool pagemap_reserve(uintptr_t p, size_t size);
 /* Set the entry of the granule holding p (its leaf must be reserved). */
 SMP_HIDDEN void pagemap_set(uintptr_t p, pagemap_entry_t entry);
+SMP_HIDDEN void pagemap_fork_prepare(void);
+SMP_HIDDEN void pagemap_fork_parent(void);
+SMP_HIDDEN void pagemap_fork_child(void);
 
 #endif /* SMP_PAGEMAP_H */

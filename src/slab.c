@@ -9,6 +9,7 @@
 #include "track.h"
 
 uint64_t slab_free_key;
+unsigned slab_rows = 1;
 
 #define CHECK_BYTE 0xa5
 
@@ -46,11 +47,11 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   sl->hint = 0;
   sl->used = 0;
   sl->cls = (uint16_t)cls;
-  sl->bin = (uint16_t)(cls << SMP_BIN_SHIFT);
+  sl->bin = slab_bin(cls, owner);
   sl->recip = ci->recip;
   sl->owner = (uint16_t)owner;
   sl->high_off = 0;
-  atomic_store_explicit(&sl->high_mark, 0, memory_order_relaxed);
+  __atomic_store_n(&sl->high_mark, 0, __ATOMIC_RELAXED);
   chunk_set_state(sl, SLAB_CUR);
   pagemap_set(chunk_base(sl), pagemap_slab(sl));
   return sl;
@@ -87,7 +88,7 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
   sl->used += got;
   if (end > high) {
     sl->high_off = end;
-    atomic_store_explicit(&sl->high_mark, class_mark(end, sl->recip), memory_order_relaxed);
+    __atomic_store_n(&sl->high_mark, class_mark(end, sl->recip), __ATOMIC_RELAXED);
   }
   return got;
 }

@@ -28,6 +28,20 @@
  * never handed out reads 0). */
 SMP_HIDDEN extern uint64_t slab_free_key;
 
+/* The rows of a thread cache (tcache.h): a thread keeps a row of bins for
+ * each of slab_rows slots, all empty and full at once (zero) but the row of
+ * its own slot.  A slab of slot `owner` keeps in its bin field the offset
+ * of its class's bin in row owner % slab_rows, so that free pushes a block
+ * only on the bin of its own slot's row and needs no owner compare.  Set
+ * once at start-up (the slot count then), before any thread has a cache;
+ * slots past it share rows (their blocks then reach other slots' threads'
+ * bins: fewer blocks go home, no harm). */
+SMP_HIDDEN extern unsigned slab_rows;
+#define SLAB_ROW_BYTES (SMP_NCLASS << SMP_BIN_SHIFT)
+static inline uint32_t slab_bin(unsigned cls, unsigned owner) {
+  return (uint32_t)(owner % slab_rows) * SLAB_ROW_BYTES + (cls << SMP_BIN_SHIFT);
+}
+
 /* Clear the free key of block p as it is handed out, and return p.  (The
  * valgrind build: memcheck sees p free, or too short: quietly, track.h.) */
 static inline void *slab_unkey(void *p) {

@@ -20,6 +20,7 @@
 #include "large.h"
 #include "options.h"
 #include "os.h"
+#include "pagemap.h"
 #include "sizeclass.h"
 #include "slot.h"
 #include "smpalloc.h"
@@ -139,11 +140,11 @@ void stats_init(void) {
     outbuf_t o;
     o.len = 0;
     OUT("smpalloc: %s (pid %ld): %d.%d.%d, %u slots, purge delay %u ms, threshold %zu bytes, "
-        "huge pages %u, checked %s\n",
+        "page map %s, huge pages %u, checked %s\n",
         name, (long)getpid(), SMPALLOC_VERSION_MAJOR, SMPALLOC_VERSION_MINOR,
         SMPALLOC_VERSION_PATCH, slot_count(),
-        options.purge_delay_ms, options.purge_threshold, options.hugepages,
-        options.checked ? "on" : "off");
+        options.purge_delay_ms, options.purge_threshold, pagemap_init() ? "flat" : "two-level",
+        options.hugepages, options.checked ? "on" : "off");
     os_write_err(o.buf, o.len);
   }
   if (options.stats) {

@@ -10,9 +10,18 @@
 #include "slot.h"
 #include "tcache.h"
 
-tcache_t tcache_none;       /* no cache yet (tcache.h) */
-static tcache_t tcache_gone; /* exiting: no cache again */
-__thread tcache_t *tcache_self = &tcache_none;
+/* The rows of a thread with no cache: zero, every bin empty and full. */
+static tcache_bin_t none_rows[SMP_MAX_SLOTS * SMP_NCLASS];
+tcache_t tcache_none = {.bins = none_rows, .rows = none_rows}; /* no cache yet (tcache.h) */
+static tcache_t tcache_gone = {.bins = none_rows, .rows = none_rows}; /* exiting: no cache again */
+__thread tcache_tls_t tcache_tls = {none_rows, none_rows, &tcache_none};
+
+/* The calling thread works with cache tc from now on. */
+static void tcache_use(tcache_t *tc) {
+  tcache_tls.bins = tc->bins;
+  tcache_tls.rows = tc->rows;
+  tcache_tls.self = tc;
+}
 
 static lock_t tcache_lock;
 static tcache_t *tcache_free_list; /* caches of exited threads, for reuse */
@@ -41,6 +50,7 @@ static size_t tcache_room(void) {
  * class order, back to back (bin c's at space + the limits of the bins
  * before it), and grow in place (tcache_grow). */
 static void tcache_reset(tcache_t *tc, size_t room) {
+  tc->space = (void **)(tc->rows + slab_rows * SMP_NCLASS);
   tc->room = tc->space;
   tc->room_end = tc->space + room;
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
@@ -57,17 +67,23 @@ tcache_t *tcache_create(void) {
   tcache_t *tc = tcache_free_list;
   if (tc != NULL) tcache_free_list = tc->next_free;
   lock_drop(&tcache_lock);
-  if (tc == NULL && (tc = chunk_meta_alloc(sizeof *tc + room * sizeof(void *), 64)) == NULL) {
-    tcache_self = &tcache_gone;
+  /* The rows follow the header (its size a multiple of 64: the rows are
+   * cache-line aligned), then the arrays' room.  Fresh metadata is zero;
+   * a reused cache's rows were zeroed but its live one (tcache_destroy). */
+  size_t rows = (size_t)slab_rows * SMP_NCLASS * sizeof(tcache_bin_t);
+  if (tc == NULL && (tc = chunk_meta_alloc(sizeof *tc + rows + room * sizeof(void *), 64)) == NULL) {
+    tcache_use(&tcache_gone);
     return NULL;
   }
-  tcache_reset(tc, room);
+  tc->rows = (tcache_bin_t *)(tc + 1);
   /* Spread new threads over the slots from the start (SmpAllocator starts
    * every thread at slot 0 and lets contention move it), on the slot the
    * fewest threads use: a thread then mostly frees blocks of its own slot's
    * slabs. */
   tc->slot = slot_join();
-  tcache_self = tc;
+  tc->bins = tc->rows + tc->slot % slab_rows * SMP_NCLASS;
+  tcache_reset(tc, room);
+  tcache_use(tc);
   return tc;
 }
 
@@ -135,19 +151,20 @@ static void flush_but(tcache_t *tc, unsigned keep) {
 static void flush(tcache_t *tc) { flush_but(tc, SMP_NCLASS); }
 
 void tcache_flush(void) {
-  if (tcache_self != &tcache_none && tcache_self != &tcache_gone) flush(tcache_self);
+  if (tcache_tls.self != &tcache_none && tcache_tls.self != &tcache_gone) flush(tcache_tls.self);
 }
 
 void tcache_refresh(void) {
-  tcache_t *tc = tcache_self;
+  tcache_t *tc = tcache_tls.self;
   if (tc == &tcache_none || tc == &tcache_gone) return;
   flush(tc);
   tcache_reset(tc, tcache_room());
 }
 
 void tcache_destroy(tcache_t *tc) {
-  tcache_self = &tcache_gone;
+  tcache_use(&tcache_gone);
   flush(tc);
+  memset(tc->bins, 0, SLAB_ROW_BYTES); /* every row zero while it waits for reuse */
   slot_leave(tc->slot);
   lock_take(&tcache_lock);
   tc->next_free = tcache_free_list;
@@ -155,8 +172,19 @@ void tcache_destroy(tcache_t *tc) {
   lock_drop(&tcache_lock);
 }
 
+/* The thread's slot moved (tc->slot is the new one): its live row moves
+ * to the new slot's row, and the old row is zero again. */
+static void tcache_rehome(tcache_t *tc) {
+  tcache_bin_t *row = tc->rows + tc->slot % slab_rows * SMP_NCLASS;
+  if (row == tc->bins) return;
+  memcpy(row, tc->bins, SLAB_ROW_BYTES);
+  memset(tc->bins, 0, SLAB_ROW_BYTES);
+  tc->bins = row;
+  if (tcache_tls.self == tc) tcache_tls.bins = row;
+}
+
 void *tcache_alloc_slow(unsigned c) {
-  tcache_t *tc = tcache_self;
+  tcache_t *tc = tcache_tls.self;
   void *v[1];
   tcache_bin_t *b = &tc->bins[c];
   if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
@@ -166,6 +194,7 @@ void *tcache_alloc_slow(unsigned c) {
     if (tc != &tcache_none && tc != &tcache_gone && tc->slot != slot) {
       slot_moved(tc->slot, slot);
       tc->slot = slot;
+      tcache_rehome(tc);
     }
     return slab_unkey(v[0]);
   }
@@ -180,16 +209,21 @@ void *tcache_alloc_slow(unsigned c) {
     flush_but(tc, c);
     if (n == 0) n = slot_take(c, want, b->base, &tc->slot, NULL);
   }
-  if (unlikely(tc->slot != was)) slot_moved(was, tc->slot);
-  if (n == 0) return NULL;
-  b->top = b->base + n - 1;
-  void *p = *b->top;
-  track_forget(b->top, sizeof p);
-  return slab_unkey(p);
+  void *p = NULL;
+  if (n > 0) {
+    b->top = b->base + n - 1;
+    p = *b->top;
+    track_forget(b->top, sizeof p);
+  }
+  if (unlikely(tc->slot != was)) {
+    slot_moved(was, tc->slot);
+    tcache_rehome(tc); /* b moves with the row */
+  }
+  return p != NULL ? slab_unkey(p) : NULL;
 }
 
 bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
-  tcache_t *tc = tcache_self;
+  tcache_t *tc = tcache_tls.self;
   tcache_bin_t *b = &tc->bins[c];
   if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
     /* not cached: to its slab at once */
@@ -228,6 +262,6 @@ void tcache_fork_parent(void) { lock_drop(&tcache_lock); }
 void tcache_fork_child(void) {
   lock_reset(&tcache_lock);
   /* slot_reset_all forgot every thread; the one that forked lives on. */
-  tcache_t *tc = tcache_self;
+  tcache_t *tc = tcache_tls.self;
   if (tc != &tcache_none && tc != &tcache_gone) slot_moved(SMP_MAX_SLOTS, tc->slot);
 }

@@ -32,12 +32,16 @@
  * A block of another slot's slab goes on the thread's remote batch, given
  * back SMP_REMOTE_BATCH blocks at a time: reusing it here would write into
  * cache lines that its slab's other blocks share with other threads (false
- * sharing), and it is wanted back where it came from.
+ * sharing), and it is wanted back where it came from.  That costs free no
+ * compare: a thread has a row of bins per slot (slab_rows of them, slab.h)
+ * and a slab names its class's bin in its owner's row; every row but the
+ * thread's own slot's is zero, a bin whose top is its end, so a block of
+ * another slot finds its bin "full" and takes the slow path.
  *
- * A thread starts with tcache_self == &tcache_none, whose arrays are empty and whose
- * limits are 0: its first malloc or free falls into the slow path, which
- * (through init.c) gives it a cache of its own.  No "initialised?" test on
- * the fast path.
+ * A thread starts with tcache_tls pointing at tcache_none and zero rows:
+ * every bin is empty and full, so its first malloc or free falls into the
+ * slow path, which (through init.c) gives it a cache of its own.  No
+ * "initialised?" test on the fast path.
  */
 #ifndef SMP_TCACHE_H
 #define SMP_TCACHE_H
@@ -59,24 +63,34 @@ typedef struct {
 } tcache_bin_t;
 
 typedef struct tcache_s {
-  tcache_bin_t bins[SMP_NCLASS];
+  _Alignas(64) tcache_bin_t *bins; /* the live row: rows + (slot % slab_rows) rows */
+  tcache_bin_t *rows;     /* slab_rows rows of SMP_NCLASS bins; all but
+                             the live one are zero (empty and full) */
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
   uint32_t nremote;
   void *remote[SMP_REMOTE_BATCH];
+  void **space;           /* the arrays' room: after the rows, in the same
+                             allocation; a thread touches the header, its
+                             live row and its bins' arrays, packed (a page
+                             or two) */
   void **room, **room_end; /* the part of space the arrays do not use */
   struct tcache_s *next_free;
-  void *space[];          /* the room, right after the header: a thread
-                             touches the header and its bins' arrays,
-                             packed (a page or two) */
 } tcache_t;
 
-SMP_HIDDEN extern __thread tcache_t *tcache_self;
+/* What the fast paths read of the calling thread, in one thread-local
+ * block: malloc the live row, free the rows, the slow paths the cache. */
+typedef struct {
+  tcache_bin_t *bins, *rows;
+  tcache_t *self;
+} tcache_tls_t;
+SMP_HIDDEN extern __thread tcache_tls_t tcache_tls;
 
 /* Pop a block from the thread's cache into *out, from the bin at offset
- * bin (its class << SMP_BIN_SHIFT: bin_of_size); false when the bin is empty.
- * (The valgrind build clears the slot: track.h, leak check.) */
+ * bin of its live row (its class << SMP_BIN_SHIFT: bin_of_size); false
+ * when the bin is empty.  (The valgrind build clears the slot: track.h,
+ * leak check.) */
 static inline bool tcache_pop(size_t bin, void **out) {
-  tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_self + bin);
+  tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_tls.bins + bin);
   void **top = b->top;
   if (unlikely(top == b->base)) return false;
   b->top = --top;
@@ -84,17 +98,15 @@ static inline bool tcache_pop(size_t bin, void **out) {
   track_forget(top, sizeof *out);
   return true;
 }
-_Static_assert(sizeof(tcache_bin_t) == 1u << SMP_BIN_SHIFT && offsetof(tcache_t, bins) == 0,
-               "a slab's bin field is the byte offset of its class's bin in a tcache_t");
+_Static_assert(sizeof(tcache_bin_t) == 1u << SMP_BIN_SHIFT, "a bin's offset is its class << SMP_BIN_SHIFT");
 
-/* Push the block p, whose slab has the bin offset bin (its class's, chunk.h)
- * and slot `owner` owns it: false when it does not go here (another slot's,
- * or the array is full). */
-static inline bool tcache_push(void *p, size_t bin, unsigned owner) {
-  tcache_t *tc = tcache_self;
-  tcache_bin_t *b = (tcache_bin_t *)((char *)tc + bin);
+/* Push the block p whose slab's bin offset is bin (slab_bin: its class in
+ * its owner's row): false when it does not go here (another slot's: a zero
+ * bin, whose top is its end; or the array is full). */
+static inline bool tcache_push(void *p, uint32_t bin) {
+  tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_tls.rows + bin);
   void **top = b->top;
-  if (unlikely(top == b->end || owner != tc->slot)) return false;
+  if (unlikely(top == b->end)) return false;
   *top = p;
   b->top = top + 1;
   return true;
@@ -102,7 +114,7 @@ static inline bool tcache_push(void *p, size_t bin, unsigned owner) {
 
 /* Does the calling thread have a cache (or is it past needing one)? */
 SMP_HIDDEN extern tcache_t tcache_none;
-static inline bool tcache_ready(void) { return tcache_self != &tcache_none; }
+static inline bool tcache_ready(void) { return tcache_tls.self != &tcache_none; }
 /* Give the calling thread a cache (init.c calls it); NULL when out of
  * memory (the thread then works without one). */
 SMP_HIDDEN tcache_t *tcache_create(void);

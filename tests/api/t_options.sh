@@ -83,6 +83,21 @@ for v in 0 1 2; do
   fi
 done
 
+# The page map: flat (a 16 GiB read-only reservation) by default, two-level
+# when the process has an address-space limit (`ulimit -v`, any size).
+run SMPALLOC_VERBOSE=1 -- plain
+if [ "$RC" -eq 0 ] && [[ "$(head -n 1 <<<"$ERR")" == *", page map flat, huge pages "* ]]; then
+  ok "no address-space limit: the start-up line says page map flat"
+else
+  fail "no address-space limit: the start-up line does not say ', page map flat,':"; show
+fi
+RC=0; ERR=$( (ulimit -v 1073741824 && exec env LD_PRELOAD="$LIB" SMPALLOC_VERBOSE=1 "$BIN" plain) 2>&1 >/dev/null) || RC=$?
+if [ "$RC" -eq 0 ] && [[ "$(head -n 1 <<<"$ERR")" == *", page map two-level, huge pages "* ]]; then
+  ok "ulimit -v 1 TiB: the start-up line says page map two-level"
+else
+  fail "ulimit -v 1 TiB: the start-up line does not say ', page map two-level,':"; show
+fi
+
 # ---- SMPALLOC_CHECKED ----------------------------------------------------------
 run -- doublefree
 echo "info: without checked mode free(a); free(b); free(a) gives exit $RC, stderr: $(tail -n +2 <<<"$ERR" | head -n 1)"

@@ -6,7 +6,8 @@
 # pointer", a second free "double free", free_sized's size "larger than the
 # block"), and gives the address in hex.  tests/trust/badfree.c commits
 # one bad call per mode and prints the address first ("addr 0x...").
-# Run under LD_PRELOAD, and a few modes with the static link.
+# Run under LD_PRELOAD, and a few modes with the static link and with the
+# two-level page map (ulimit -v).
 . "$(dirname "$0")/../lib.sh" || exit 2
 PROG=$BIN
 SPROG=${BIN}_static
@@ -46,5 +47,12 @@ check free_sized_big free_sized 0 env LD_PRELOAD="$LIB" "$PROG" free_sized_big
 for mode in stack mmap interior8 double realloc_interior; do
   call=free; [[ $mode == realloc_* ]] && call=realloc
   check "static-$mode" "$call" 0 env -u LD_PRELOAD "$SPROG" "$mode"
+done
+# Under an address-space limit the page map has two levels, not the flat
+# map (free's slow path finds every entry): the same answers.
+limited() { ulimit -v 1073741824 && exec "$@"; }
+for mode in stack mmap interior8 interior4096 double realloc_interior free_sized_big; do
+  call=free; [[ $mode == realloc_* ]] && call=realloc; [[ $mode == free_sized* ]] && call=free_sized
+  check "two-level-$mode" "$call" 0 limited env LD_PRELOAD="$LIB" "$PROG" "$mode"
 done
 finish
