@@ -29,10 +29,12 @@
  *   malloc(n):  class = class_of(n); pop the thread's array for class;
  *               miss: lock a slot, take a batch from its current slab
  *               (lowest free bits first), a partial slab, or a new one.
- *   free(p):    entry = pagemap[p];           (two loads, no lock)
+ *   free(p):    entry = pagemap[p >> 16];     (one load, no lock)
  *               small: check p is a block start that was handed out, and
  *               not free already (the free key); push on the thread's
- *               array; full: give the older half back to their slabs,
+ *               array of the block's class in its slot's row (another
+ *               slot's row is all zero: the block goes home in a remote
+ *               batch); full: give the older half back to their slabs,
  *               each under its owning slot's lock; a slab whose count
  *               reaches 0 goes to the pool, and later its pages to the
  *               kernel.  large: a run goes to the pool too; a mapping to a

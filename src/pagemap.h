@@ -4,7 +4,9 @@
  *
  * One 64-bit entry per 64 KiB granule of the 48-bit address space, in a
  * two-level table: pagemap_top[addr >> 32] -> leaf[(addr >> 16) & 0xffff].
- * An entry is one of (the low two bits tell which):
+ * The leaves of the low 128 TiB lie back to back in the flat map, when
+ * there is one (below), so that there free reads entry addr >> 16 of one
+ * array.  An entry is one of (the low two bits tell which):
  *   0                      nothing of ours (a pooled granule, the inside
  *                          of a large block, foreign memory)
  *   desc | PAGEMAP_SLAB         a slab of a size class; desc is its descriptor

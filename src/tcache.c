@@ -46,17 +46,22 @@ static size_t tcache_room(void) {
   return n;
 }
 
-/* Every bin empty, with an array of no room: the arrays lie in the room in
- * class order, back to back (bin c's at space + the limits of the bins
- * before it), and grow in place (tcache_grow). */
+/* The arrays lie in the room in class order, back to back (bin c's at
+ * space + the limits of the bins before it), and grow in place
+ * (tcache_grow).  A zero bin has no array yet (empty and full at once), so
+ * a fresh row needs no writing: a thread touches only the bins of the
+ * classes it uses.  Every bin of tc must be zero here. */
 static void tcache_reset(tcache_t *tc, size_t room) {
   tc->space = (void **)(tc->rows + slab_rows * SMP_NCLASS);
   tc->room = tc->space;
   tc->room_end = tc->space + room;
-  for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    tc->bins[c].base = tc->bins[c].top = tc->bins[c].end = tc->space;
-  }
   tc->nremote = 0;
+}
+
+/* Zero the live row's bins that have an array (after a flush). */
+static void tcache_clear(tcache_t *tc) {
+  for (unsigned c = 0; c < SMP_NCLASS; c++)
+    if (tc->bins[c].base != NULL) tc->bins[c] = (tcache_bin_t){0};
 }
 
 tcache_t *tcache_create(void) {
@@ -68,8 +73,8 @@ tcache_t *tcache_create(void) {
   if (tc != NULL) tcache_free_list = tc->next_free;
   lock_drop(&tcache_lock);
   /* The rows follow the header (its size a multiple of 64: the rows are
-   * cache-line aligned), then the arrays' room.  Fresh metadata is zero;
-   * a reused cache's rows were zeroed but its live one (tcache_destroy). */
+   * cache-line aligned), then the arrays' room.  Fresh metadata is zero,
+   * and a reused cache's rows were zeroed (tcache_destroy). */
   size_t rows = (size_t)slab_rows * SMP_NCLASS * sizeof(tcache_bin_t);
   if (tc == NULL && (tc = chunk_meta_alloc(sizeof *tc + rows + room * sizeof(void *), 64)) == NULL) {
     tcache_use(&tcache_gone);
@@ -109,10 +114,20 @@ static void tcache_grow_to(tcache_t *tc, tcache_bin_t *b, unsigned c, unsigned m
   if (limit == 0) want = max < SMP_TCACHE_START ? max : SMP_TCACHE_START;
   size_t delta = want > limit ? want - limit : 0;
   if (delta == 0 || (size_t)(tc->room_end - tc->room) < delta) return;
+  if (b->base == NULL) { /* its first array: where the bins before it end */
+    void **at = tc->space;
+    for (unsigned j = c; j-- > 0;)
+      if (tc->bins[j].base != NULL) {
+        at = tc->bins[j].end;
+        break;
+      }
+    b->base = b->top = b->end = at;
+  }
   void **after = b->end;
   memmove(after + delta, after, (size_t)(tc->room - after) * sizeof *after);
   track_forget(after, delta * sizeof *after); /* stale copies, now bin c's room */
   for (unsigned j = c + 1; j < SMP_NCLASS; j++) {
+    if (tc->bins[j].base == NULL) continue;
     tc->bins[j].base += delta;
     tc->bins[j].top += delta;
     tc->bins[j].end += delta;
@@ -158,13 +173,14 @@ void tcache_refresh(void) {
   tcache_t *tc = tcache_tls.self;
   if (tc == &tcache_none || tc == &tcache_gone) return;
   flush(tc);
+  tcache_clear(tc);
   tcache_reset(tc, tcache_room());
 }
 
 void tcache_destroy(tcache_t *tc) {
   tcache_use(&tcache_gone);
   flush(tc);
-  memset(tc->bins, 0, SLAB_ROW_BYTES); /* every row zero while it waits for reuse */
+  tcache_clear(tc); /* every row zero while it waits for reuse */
   slot_leave(tc->slot);
   lock_take(&tcache_lock);
   tc->next_free = tcache_free_list;
@@ -177,8 +193,9 @@ void tcache_destroy(tcache_t *tc) {
 static void tcache_rehome(tcache_t *tc) {
   tcache_bin_t *row = tc->rows + tc->slot % slab_rows * SMP_NCLASS;
   if (row == tc->bins) return;
-  memcpy(row, tc->bins, SLAB_ROW_BYTES);
-  memset(tc->bins, 0, SLAB_ROW_BYTES);
+  for (unsigned c = 0; c < SMP_NCLASS; c++)
+    if (tc->bins[c].base != NULL) row[c] = tc->bins[c];
+  tcache_clear(tc);
   tc->bins = row;
   if (tcache_tls.self == tc) tcache_tls.bins = row;
 }

@@ -51,7 +51,8 @@
 
 /* A bin's blocks are base .. top, newest at top[-1]; its room ends at end
  * (the limit is end - base: 0 with no array yet, or not cached:
- * tcache_none, checked mode, classes past SMP_TCACHE_MAX).  Pointers, not
+ * tcache_none, checked mode, classes past SMP_TCACHE_MAX).  A bin with no
+ * array yet is all zero.  Pointers, not
  * counts: a push compares with end and stores, a pop compares with base
  * and loads, with no index arithmetic.  32 bytes, so that both reach a
  * bin's fields from one scaled index and a bin never straddles a cache
