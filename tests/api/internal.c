@@ -17,17 +17,57 @@
  *   - class_aligned(n, a) gives a class whose size is a multiple of a.
  *   - a new thread's slot (slot_join) is one that the fewest threads use,
  *     also after threads left some slots or moved.
+ *   - free keeps a thread's own slot's blocks and sends another slot's
+ *     home (the rows of tcache.h): with 4 slots (t_internal.sh runs it
+ *     with SMPALLOC_SLOTS=4), a second thread (on
+ *     another slot than main's) gets back the block it freed last of its
+ *     own, but not a block of main's that it freed, which goes to the
+ *     remote batch; every row but its own slot's is zero.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "chunk.h"
+#include "pagemap.h"
 #include "sizeclass.h"
+#include "slab.h"
 #include "slot.h"
+#include "smpalloc.h"
+#include "tcache.h"
 
 static unsigned long failures;
 #define CHECK(c, ...) \
   do { if (!(c) && failures++ < 20) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* The rows: run by a second thread; main's block is arg. */
+static unsigned long row_checks;
+static void *rows_thread(void *arg) {
+  void *mine = smp_malloc(48);
+  smp_free(mine);
+  void *again = smp_malloc(48);
+  tcache_t *tc = tcache_tls.self;
+  unsigned owner = pagemap_desc(pagemap_get(arg))->owner;
+  row_checks += 4;
+  CHECK(tc->slot != owner, "the second thread shares main's slot %u", owner);
+  CHECK(again == mine, "a thread's own freed block %p did not come back (%p)", mine, again);
+  smp_free(arg); /* main's: another slot's slab */
+  void *other = smp_malloc(48);
+  CHECK(other != arg, "a block of slot %u freed by a thread of slot %u came back to it", owner, tc->slot);
+  unsigned nonzero = 0;
+  for (unsigned r = 0; r < slab_rows; r++) {
+    if (tc->rows + r * SMP_NCLASS == tc->bins) continue;
+    for (unsigned c = 0; c < SMP_NCLASS; c++) {
+      const tcache_bin_t *b = &tc->rows[r * SMP_NCLASS + c];
+      nonzero += b->top != NULL || b->end != NULL || b->base != NULL;
+    }
+  }
+  CHECK(nonzero == 0 && tc->bins == tc->rows + tc->slot % slab_rows * SMP_NCLASS,
+        "%u bins of other slots' rows are not zero, or the live row is not the slot's", nonzero);
+  smp_free(again == mine ? other : NULL);
+  smp_free(again);
+  return NULL;
+}
 
 int main(void) {
   unsigned long checks = 0;
@@ -98,6 +138,14 @@ int main(void) {
   }
   for (unsigned i = 0; i < 4; i++)
     while (joined[i]-- > 0) slot_leave(i);
+  /* The rows (this thread allocates first: slot_join then puts the
+   * second thread on another slot). */
+  void *main_block = smp_malloc(48);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, rows_thread, main_block) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  CHECK(slab_rows == 4, "slab_rows %u, want 4 (SMPALLOC_SLOTS=4)", slab_rows);
+  checks += row_checks + 1;
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }

@@ -17,6 +17,8 @@
 #     first, then smpalloc aborts as designed (its one line, SIGABRT: exit
 #     134); the test says which happened;
 #   - no report has memcheck's own malloc or free (vgpreload_memcheck);
+#   - the start-up line (SMPALLOC_VERBOSE=1) says page map two-level under
+#     memcheck, flat outside it;
 #   - outside valgrind the same program runs: clean exits 0, a double free
 #     is smpalloc's abort.
 # Exit 0 pass, 77 skip (valgrind or its headers not installed), else fail.
@@ -107,6 +109,21 @@ EOF
 valgrind "$PROG" uaf_read >"$tmp/plain.log" 2>&1
 if grep -Eq ': malloc \(in [^)]*vgpreload_memcheck' "$tmp/plain.log"; then
   echo "note: without --soname-synonyms=somalloc=nouserintercepts memcheck serves the program's malloc itself"
+fi
+
+# ---- the page map: two levels under memcheck (its leak check would scan the
+# flat map's 16 GiB), flat outside it --------------------------------------------
+SMPALLOC_VERBOSE=1 vg verbose clean
+if [ $rc -eq 0 ] && has verbose ", page map two-level, "; then
+  echo "ok   under memcheck: page map two-level"
+else
+  fail "under memcheck: exit $rc, want 0 and a start-up line with ', page map two-level, '"; show verbose
+fi
+out=$(SMPALLOC_VERBOSE=1 "$PROG" clean 2>&1); rc=$?
+if [ $rc -eq 0 ] && [[ $out == *", page map flat, "* ]]; then
+  echo "ok   outside valgrind: page map flat"
+else
+  fail "outside valgrind: exit $rc, want 0 and a start-up line with ', page map flat, ': $out"
 fi
 
 # ---- outside valgrind ---------------------------------------------------------
