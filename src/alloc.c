@@ -130,7 +130,7 @@ SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
  * cache, and clear the free key of the block handed out. */
 static inline void *small_alloc(unsigned c, size_t n) {
   void *p;
-  if (likely(tcache_pop((size_t)c << SMP_BIN_SHIFT, &p))) return track_alloc(slab_unkey(p), n, false);
+  if (likely(tcache_pop(bin_offset(c), &p))) return track_alloc(slab_unkey(p), n, false);
   return track_alloc(small_alloc_slow(c), n, false);
 }
 

@@ -26,7 +26,7 @@ const class_info_t class_table[SMP_NCLASS] = {
 #define CLS_OF(n) \
   ((n) <= 8u ? 0u : (n) <= 128u ? ((n) + 15u) >> 4 \
    : 9u + (LOG2_1K((n) - 1u) - 7u) * 8u + ((((n) - 1u) >> (LOG2_1K((n) - 1u) - 3u)) & 7u))
-#define B1(n) (uint16_t)(CLS_OF(n) << SMP_BIN_SHIFT),
+#define B1(n) (uint16_t)((SMP_NCLASS - 1u - CLS_OF(n)) << SMP_BIN_SHIFT), /* bin_offset */
 #define B8(n) B1(n) B1(n + 1u) B1(n + 2u) B1(n + 3u) B1(n + 4u) B1(n + 5u) B1(n + 6u) B1(n + 7u)
 #define B64(n) B8(n) B8(n + 8u) B8(n + 16u) B8(n + 24u) B8(n + 32u) B8(n + 40u) B8(n + 48u) B8(n + 56u)
 #define B512(n) \

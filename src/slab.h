@@ -35,11 +35,21 @@ SMP_HIDDEN extern uint64_t slab_free_key;
  * only on the bin of its own slot's row and needs no owner compare.  Set
  * once at start-up (the slot count then), before any thread has a cache;
  * slots past it share rows (their blocks then reach other slots' threads'
- * bins: fewer blocks go home, no harm). */
+ * bins: fewer blocks go home, no harm).
+ * Rows come in pairs, interleaved: rows 2k and 2k+1 take turns bin by bin
+ * (SLAB_PAIR_BYTES for both), so that a class's bins of two slots share a
+ * cache line and a page.  A thread that frees a block of the other slot of
+ * its pair, or moves to it, then touches no memory its own row does not
+ * (with two slots, no memory at all). */
 SMP_HIDDEN extern unsigned slab_rows;
-#define SLAB_ROW_BYTES (SMP_NCLASS << SMP_BIN_SHIFT)
+#define SLAB_PAIR_BYTES (SMP_NCLASS << SMP_BIN_SHIFT)
+/* Bytes of a thread's rows, and where row r starts in them. */
+static inline size_t slab_rows_bytes(void) { return (size_t)(slab_rows + 1) / 2 * SLAB_PAIR_BYTES; }
+static inline uint32_t slab_row(unsigned r) {
+  return (uint32_t)(r / 2 * SLAB_PAIR_BYTES + r % 2 * (1u << (SMP_BIN_SHIFT - 1)));
+}
 static inline uint32_t slab_bin(unsigned cls, unsigned owner) {
-  return (uint32_t)(owner % slab_rows) * SLAB_ROW_BYTES + (cls << SMP_BIN_SHIFT);
+  return slab_row(owner % slab_rows) + bin_offset(cls);
 }
 
 /* Clear the free key of block p as it is handed out, and return p.  (The

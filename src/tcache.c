@@ -11,7 +11,7 @@
 #include "tcache.h"
 
 /* The rows of a thread with no cache: zero, every bin empty and full. */
-static tcache_bin_t none_rows[SMP_MAX_SLOTS * SMP_NCLASS];
+static _Alignas(64) char none_rows[(SMP_MAX_SLOTS + 1) / 2 * SLAB_PAIR_BYTES];
 tcache_t tcache_none = {.bins = none_rows, .rows = none_rows}; /* no cache yet (tcache.h) */
 static tcache_t tcache_gone = {.bins = none_rows, .rows = none_rows}; /* exiting: no cache again */
 __thread tcache_tls_t tcache_tls = {none_rows, none_rows, &tcache_none};
@@ -52,16 +52,27 @@ static size_t tcache_room(void) {
  * a fresh row needs no writing: a thread touches only the bins of the
  * classes it uses.  Every bin of tc must be zero here. */
 static void tcache_reset(tcache_t *tc, size_t room) {
-  tc->space = (void **)(tc->rows + slab_rows * SMP_NCLASS);
+  tc->space = (void **)(tc + 1);
   tc->room = tc->space;
   tc->room_end = tc->space + room;
   tc->nremote = 0;
 }
 
+/* The classes whose bins have arrays, one at a time: for (c = ...; c <
+ * SMP_NCLASS; c = next_array(tc, c + 1)). */
+static unsigned next_array(const tcache_t *tc, unsigned c) {
+  for (; c < SMP_NCLASS; c = (c | 63) + 1) {
+    uint64_t w = tc->arrays[c / 64] >> (c % 64);
+    if (w != 0) return c + (unsigned)__builtin_ctzll(w);
+  }
+  return SMP_NCLASS;
+}
+
 /* Zero the live row's bins that have an array (after a flush). */
 static void tcache_clear(tcache_t *tc) {
-  for (unsigned c = 0; c < SMP_NCLASS; c++)
-    if (tc->bins[c].base != NULL) tc->bins[c] = (tcache_bin_t){0};
+  for (unsigned c = next_array(tc, 0); c < SMP_NCLASS; c = next_array(tc, c + 1))
+    *tcache_bin(tc->bins, c) = (tcache_bin_t){0};
+  memset(tc->arrays, 0, sizeof tc->arrays);
 }
 
 tcache_t *tcache_create(void) {
@@ -72,21 +83,27 @@ tcache_t *tcache_create(void) {
   tcache_t *tc = tcache_free_list;
   if (tc != NULL) tcache_free_list = tc->next_free;
   lock_drop(&tcache_lock);
-  /* The rows follow the header (its size a multiple of 64: the rows are
-   * cache-line aligned), then the arrays' room.  Fresh metadata is zero,
-   * and a reused cache's rows were zeroed (tcache_destroy). */
-  size_t rows = (size_t)slab_rows * SMP_NCLASS * sizeof(tcache_bin_t);
-  if (tc == NULL && (tc = chunk_meta_alloc(sizeof *tc + rows + room * sizeof(void *), 64)) == NULL) {
-    tcache_use(&tcache_gone);
-    return NULL;
+  /* The rows, then the header (its size a multiple of 64), then the
+   * arrays' room: the end of a row, where the small classes' bins lie
+   * (bin_offset), touches the header, and the arrays grow from its other
+   * side.  Fresh metadata is zero, and a reused cache's rows were zeroed
+   * (tcache_destroy). */
+  size_t rows = slab_rows_bytes();
+  if (tc == NULL) {
+    char *m = chunk_meta_alloc(rows + sizeof *tc + room * sizeof(void *), 64);
+    if (m == NULL) {
+      tcache_use(&tcache_gone);
+      return NULL;
+    }
+    tc = (tcache_t *)(m + rows);
   }
-  tc->rows = (tcache_bin_t *)(tc + 1);
+  tc->rows = (char *)tc - rows;
   /* Spread new threads over the slots from the start (SmpAllocator starts
    * every thread at slot 0 and lets contention move it), on the slot the
    * fewest threads use: a thread then mostly frees blocks of its own slot's
    * slabs. */
   tc->slot = slot_join();
-  tc->bins = tc->rows + tc->slot % slab_rows * SMP_NCLASS;
+  tc->bins = tc->rows + slab_row(tc->slot % slab_rows);
   tcache_reset(tc, room);
   tcache_use(tc);
   return tc;
@@ -116,21 +133,18 @@ static void tcache_grow_to(tcache_t *tc, tcache_bin_t *b, unsigned c, unsigned m
   if (delta == 0 || (size_t)(tc->room_end - tc->room) < delta) return;
   if (b->base == NULL) { /* its first array: where the bins before it end */
     void **at = tc->space;
-    for (unsigned j = c; j-- > 0;)
-      if (tc->bins[j].base != NULL) {
-        at = tc->bins[j].end;
-        break;
-      }
+    for (unsigned j = next_array(tc, 0); j < c; j = next_array(tc, j + 1)) at = tcache_bin(tc->bins, j)->end;
     b->base = b->top = b->end = at;
+    tc->arrays[c / 64] |= (uint64_t)1 << (c % 64);
   }
   void **after = b->end;
   memmove(after + delta, after, (size_t)(tc->room - after) * sizeof *after);
   track_forget(after, delta * sizeof *after); /* stale copies, now bin c's room */
-  for (unsigned j = c + 1; j < SMP_NCLASS; j++) {
-    if (tc->bins[j].base == NULL) continue;
-    tc->bins[j].base += delta;
-    tc->bins[j].top += delta;
-    tc->bins[j].end += delta;
+  for (unsigned j = next_array(tc, c + 1); j < SMP_NCLASS; j = next_array(tc, j + 1)) {
+    tcache_bin_t *bj = tcache_bin(tc->bins, j);
+    bj->base += delta;
+    bj->top += delta;
+    bj->end += delta;
   }
   tc->room += delta;
   b->end += delta;
@@ -155,8 +169,8 @@ static void remote_flush(tcache_t *tc, const char *who) {
  * when it is not SMP_NCLASS. */
 static void flush_but(tcache_t *tc, unsigned keep) {
   remote_flush(tc, "free");
-  for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    tcache_bin_t *b = &tc->bins[c];
+  for (unsigned c = next_array(tc, 0); c < SMP_NCLASS; c = next_array(tc, c + 1)) {
+    tcache_bin_t *b = tcache_bin(tc->bins, c);
     unsigned n = bin_count(b);
     if (c == keep || n == 0) continue;
     b->top = b->base;
@@ -191,11 +205,12 @@ void tcache_destroy(tcache_t *tc) {
 /* The thread's slot moved (tc->slot is the new one): its live row moves
  * to the new slot's row, and the old row is zero again. */
 static void tcache_rehome(tcache_t *tc) {
-  tcache_bin_t *row = tc->rows + tc->slot % slab_rows * SMP_NCLASS;
+  char *row = tc->rows + slab_row(tc->slot % slab_rows);
   if (row == tc->bins) return;
-  for (unsigned c = 0; c < SMP_NCLASS; c++)
-    if (tc->bins[c].base != NULL) row[c] = tc->bins[c];
-  tcache_clear(tc);
+  for (unsigned c = next_array(tc, 0); c < SMP_NCLASS; c = next_array(tc, c + 1)) {
+    *tcache_bin(row, c) = *tcache_bin(tc->bins, c);
+    *tcache_bin(tc->bins, c) = (tcache_bin_t){0};
+  }
   tc->bins = row;
   if (tcache_tls.self == tc) tcache_tls.bins = row;
 }
@@ -203,7 +218,7 @@ static void tcache_rehome(tcache_t *tc) {
 void *tcache_alloc_slow(unsigned c) {
   tcache_t *tc = tcache_tls.self;
   void *v[1];
-  tcache_bin_t *b = &tc->bins[c];
+  tcache_bin_t *b = tcache_bin(tc->bins, c);
   if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
     /* not cached: no cache, checked mode, a big class */
     unsigned slot = tc->slot;
@@ -241,7 +256,7 @@ void *tcache_alloc_slow(unsigned c) {
 
 bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
   tcache_t *tc = tcache_tls.self;
-  tcache_bin_t *b = &tc->bins[c];
+  tcache_bin_t *b = tcache_bin(tc->bins, c);
   if (b->end == b->base && (tcache_grow(tc, b, c), b->end == b->base)) {
     /* not cached: to its slab at once */
     slot_give(&p, 1, who);

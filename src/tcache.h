@@ -64,9 +64,13 @@ typedef struct {
 } tcache_bin_t;
 
 typedef struct tcache_s {
-  _Alignas(64) tcache_bin_t *bins; /* the live row: rows + (slot % slab_rows) rows */
-  tcache_bin_t *rows;     /* slab_rows rows of SMP_NCLASS bins; all but
-                             the live one are zero (empty and full) */
+  _Alignas(64) char *bins; /* the live row: rows + slab_row(slot % slab_rows) */
+  char *rows;             /* slab_rows rows of SMP_NCLASS bins, in pairs
+                             (slab.h); all but the live one are zero
+                             (empty and full) */
+  uint64_t arrays[(SMP_NCLASS + 63) / 64]; /* bit c: bin c of the live row
+                             has an array (is not zero): the slow paths
+                             visit no other bin, and touch no other memory */
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
   uint32_t nremote;
   void *remote[SMP_REMOTE_BATCH];
@@ -81,17 +85,17 @@ typedef struct tcache_s {
 /* What the fast paths read of the calling thread, in one thread-local
  * block: malloc the live row, free the rows, the slow paths the cache. */
 typedef struct {
-  tcache_bin_t *bins, *rows;
+  char *bins, *rows;
   tcache_t *self;
 } tcache_tls_t;
 SMP_HIDDEN extern __thread tcache_tls_t tcache_tls;
 
 /* Pop a block from the thread's cache into *out, from the bin at offset
- * bin of its live row (its class << SMP_BIN_SHIFT: bin_of_size); false
+ * bin of its live row (bin_offset of its class: bin_of_size); false
  * when the bin is empty.  (The valgrind build clears the slot: track.h,
  * leak check.) */
 static inline bool tcache_pop(size_t bin, void **out) {
-  tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_tls.bins + bin);
+  tcache_bin_t *b = (tcache_bin_t *)(tcache_tls.bins + bin);
   void **top = b->top;
   if (unlikely(top == b->base)) return false;
   b->top = --top;
@@ -99,13 +103,16 @@ static inline bool tcache_pop(size_t bin, void **out) {
   track_forget(top, sizeof *out);
   return true;
 }
-_Static_assert(sizeof(tcache_bin_t) == 1u << SMP_BIN_SHIFT, "a bin's offset is its class << SMP_BIN_SHIFT");
+_Static_assert(2 * sizeof(tcache_bin_t) == 1u << SMP_BIN_SHIFT, "a row's stride is two bins (slab.h)");
+
+/* Bin c of the row at `row` (a live row: tc->bins). */
+static inline tcache_bin_t *tcache_bin(char *row, unsigned c) { return (tcache_bin_t *)(row + bin_offset(c)); }
 
 /* Push the block p whose slab's bin offset is bin (slab_bin: its class in
  * its owner's row): false when it does not go here (another slot's: a zero
  * bin, whose top is its end; or the array is full). */
 static inline bool tcache_push(void *p, uint32_t bin) {
-  tcache_bin_t *b = (tcache_bin_t *)((char *)tcache_tls.rows + bin);
+  tcache_bin_t *b = (tcache_bin_t *)(tcache_tls.rows + bin);
   void **top = b->top;
   if (unlikely(top == b->end)) return false;
   *top = p;

@@ -56,13 +56,13 @@ static void *rows_thread(void *arg) {
   CHECK(other != arg, "a block of slot %u freed by a thread of slot %u came back to it", owner, tc->slot);
   unsigned nonzero = 0;
   for (unsigned r = 0; r < slab_rows; r++) {
-    if (tc->rows + r * SMP_NCLASS == tc->bins) continue;
+    if (tc->rows + slab_row(r) == tc->bins) continue;
     for (unsigned c = 0; c < SMP_NCLASS; c++) {
-      const tcache_bin_t *b = &tc->rows[r * SMP_NCLASS + c];
+      const tcache_bin_t *b = tcache_bin(tc->rows + slab_row(r), c);
       nonzero += b->top != NULL || b->end != NULL || b->base != NULL;
     }
   }
-  CHECK(nonzero == 0 && tc->bins == tc->rows + tc->slot % slab_rows * SMP_NCLASS,
+  CHECK(nonzero == 0 && tc->bins == tc->rows + slab_row(tc->slot % slab_rows),
         "%u bins of other slots' rows are not zero, or the live row is not the slot's", nonzero);
   smp_free(again == mine ? other : NULL);
   smp_free(again);
@@ -78,7 +78,7 @@ int main(void) {
     if (c >= SMP_NCLASS) continue;
     CHECK(class_table[c].size >= n, "class_of(%zu): size %u too small", n, class_table[c].size);
     CHECK(c == 0 || class_table[c - 1].size < (n ? n : 1), "class_of(%zu) = %u not the smallest", n, c);
-    if (n <= 1024) CHECK(bin_of_size[n] == c << SMP_BIN_SHIFT, "bin_of_size disagrees at %zu", n);
+    if (n <= 1024) CHECK(bin_of_size[n] == bin_offset(c), "bin_of_size disagrees at %zu", n);
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &class_table[c];
