@@ -4,8 +4,8 @@
  * The top level is a static array (512 KiB of zero BSS: only the pages that
  * are written become resident); each leaf covers 4 GiB of address space with
  * 65,536 entries (512 KiB), made writable on first use and never freed, so a
- * reader never sees a leaf vanish.  The leaves of the low 128 TiB (the
- * address space of an x86-64 or aarch64 process) lie back to back in one
+ * reader never sees a leaf vanish.  The leaves of the low 128 TiB (256 TiB
+ * on aarch64: a process's address space) lie back to back in one
  * read-only reservation, the flat map, when the kernel grants it; leaves
  * beyond it, or all of them without it, are mapped alone.  Either way a
  * leaf has memory no user block can reach on both sides: guard pages, or

@@ -56,13 +56,19 @@ static inline pagemap_entry_t pagemap_get(const void *p) {
 _Static_assert(PAGEMAP_LEAF_BITS + SMP_SLAB_SHIFT == 32, "a leaf covers 4 GiB: pagemap_get's index");
 
 /* The flat map: the leaves of the low 2^PAGEMAP_FLAT_BITS bytes of address
- * space back to back in one reservation (16 GiB of address space, read-only
- * but for the leaves in use), so that free finds an entry with one shift
- * and one load, no leaf pointer and no NULL test.  granules is the number
- * of entries it has, set once (release) after base; 0 while there is none:
- * before the first leaf, or for good when the kernel refused the
- * reservation or the process has an address-space limit (pagemap.c). */
+ * space, a process's whole (47 bits on x86-64, where the kernel maps
+ * nothing higher unless asked; 48 on aarch64), back to back in one
+ * reservation (16 or 32 GiB of address space, read-only but for the leaves
+ * in use), so that free finds an entry with one shift and one load, no
+ * leaf pointer and no NULL test.  granules is the number of entries it
+ * has, set once (release) after base; 0 while there is none: before the
+ * first leaf, or for good when the kernel refused the reservation or the
+ * process has an address-space limit (pagemap.c). */
+#if defined(__x86_64__)
 #define PAGEMAP_FLAT_BITS 47
+#else
+#define PAGEMAP_FLAT_BITS 48
+#endif
 typedef struct {
   uintptr_t granules; /* written once, with __atomic_store_n (release) */
   _Atomic pagemap_entry_t *base;
