@@ -79,9 +79,10 @@ SMP_HIDDEN extern pagemap_flat_t pagemap_flat;
  * (or there is none): then only pagemap_get knows. */
 static inline bool pagemap_get_flat(const void *p, pagemap_entry_t *e) {
   uintptr_t g = (uintptr_t)p >> SMP_SLAB_SHIFT;
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
   /* x86 keeps loads in order: a plain load and a compiler barrier make an
-   * acquire load whose count the compare reads from memory (base.h). */
+   * acquire load whose count the compare reads from memory (base.h).
+   * (ThreadSanitizer builds take the acquire load below, which it sees.) */
   if (unlikely(g >= SMP_RACY_LOAD(pagemap_flat.granules))) return false;
   __asm__ volatile("" ::: "memory");
 #else
