@@ -118,9 +118,12 @@ void *os_map_guarded(size_t size) {
 }
 
 void *os_reserve_readonly(size_t size) {
-  struct rlimit as;
-  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY) return NULL;
   int saved = errno;
+  struct rlimit as;
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY) {
+    errno = saved;
+    return NULL;
+  }
   size_t page = os_page_size();
   /* Read-only private memory is not accounted (no commit charge): only the
    * parts os_commit makes writable are. */

@@ -28,8 +28,7 @@ pagemap_flat_t pagemap_flat;
 static lock_t flat_lock;
 static bool flat_tried;
 
-/* Leaf top (below PAGEMAP_FLAT_LEAVES) in the flat map, made writable and
- * installed: 1; 0 if the kernel refuses; -1 with no flat map. */
+/* Reserve the flat map, the first time only (flat_lock held). */
 static void flat_try(void) {
   if (flat_tried) return;
   flat_tried = true;
@@ -49,6 +48,8 @@ bool pagemap_init(void) {
   return pagemap_flat.base != NULL;
 }
 
+/* Leaf top (below PAGEMAP_FLAT_LEAVES) in the flat map, made writable and
+ * installed: 1; 0 if the kernel refuses; -1 with no flat map. */
 static int flat_leaf(uintptr_t top) {
   lock_take(&flat_lock);
   flat_try();
