@@ -152,7 +152,7 @@ size_t smp_collect(void);
 
 /* A snapshot of the allocator's counters.  Counts are process-wide and
  * approximate while other threads allocate. */
-#define SMP_STATS_NCLASS 73
+#define SMP_STATS_NCLASS 63
 typedef struct {
   size_t bytes_in_use;      /* bytes in blocks handed out (block sizes) */
   size_t bytes_mapped;      /* bytes of address space mapped from the kernel */

@@ -2,22 +2,34 @@
  * sizeclass.h - the small size classes.
  *
  * Classes 0..8 are 8, 16, 32, 48, ..., 128 bytes; above that eight classes
- * per doubling up to SMP_SMALL_MAX (144, 160, ..., 256, 288, ..., 32768).
+ * per doubling up to 4 KiB (144, 160, ..., 256, 288, ..., 4096).  Above
+ * 4 KiB the classes are fitted to the slab: for k = 15 down to 2, the
+ * largest multiple of 16 of which k fit in 64 KiB (4368, 4672, 5040, ...,
+ * 13104, 16384, 21840, 32768).  A block's share of its slab is 64 KiB / k
+ * either way, so a class between two fitted ones would only waste the
+ * slab's tail (eight per doubling took 22528-byte blocks two to a slab, and
+ * left 20 KiB of it idle), and each class more is one more set of part-used
+ * slabs: with random sizes to 32 KiB (glibc-thread) the 24 classes of that
+ * range held 243 slabs for 9.3 MB in use, the 14 fitted ones 219.
+ *
  * Every class from 16 bytes on is a multiple of 16, so every block of 16
  * bytes or more is 16-aligned (blocks sit at multiples of their size from a
  * 64 KiB-aligned slab): alignof(max_align_t) on x86-64 and aarch64, which C
  * requires for any object that fits, and which programs built against glibc
  * rely on.  Only requests of at most 8 bytes get 8-aligned 8-byte blocks.
- * The waste is at most 15 bytes up to 128 and at most 1/9 of the block
- * above.  Every power of two from 8 to SMP_SMALL_MAX is a class, which is
- * what makes aligned requests servable from slabs.
+ * The waste is at most 15 bytes up to 128, at most 1/9 of the block up to
+ * 4 KiB, and above it at most what the slab's share was already (a request
+ * of 21841 bytes takes a 32 KiB block: two to a slab, as before).  Every
+ * power of two from 8 to SMP_SMALL_MAX is a class, which is what makes
+ * aligned requests servable from slabs.
  */
 #ifndef SMP_SIZECLASS_H
 #define SMP_SIZECLASS_H
 
 #include "base.h"
 
-#define SMP_NCLASS 73
+#define SMP_NCLASS 63
+#define SMP_FIT_FIRST 49u /* the first class fitted to the slab */
 
 /* log2 of the stride of a thread-cache row (tcache.h checks it): class c's
  * bin lies bin_offset(c) bytes into its row.  The stride is two bins,
@@ -47,12 +59,16 @@ static inline uint32_t bin_offset(unsigned c) { return (SMP_NCLASS - 1u - c) << 
  * (two instructions fewer than a table by 8 bytes). */
 SMP_HIDDEN extern const uint16_t bin_of_size[1025];
 
+/* class_of_big[(n - 1) >> 7] is the class of the least n of its 128-byte
+ * stretch, for 1024 < n <= SMP_SMALL_MAX; the classes there are at least
+ * 128 bytes apart, so n's own class is that one or the next. */
+SMP_HIDDEN extern const uint8_t class_of_big[256];
+
 /* Class of a request of n bytes (n <= SMP_SMALL_MAX). */
 static inline unsigned class_of(size_t n) {
   if (n <= 1024) return SMP_NCLASS - 1u - (bin_of_size[n] >> SMP_BIN_SHIFT);
-  size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m); /* 10 <= b < 15 */
-  return 9u + (b - 7u) * 8u + (unsigned)((m >> (b - 3u)) & 7u);
+  unsigned c = class_of_big[(n - 1) >> 7];
+  return c + (class_table[c].size < n);
 }
 
 /* The mark of offset off in a slab whose class has reciprocal recip: the

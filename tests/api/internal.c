@@ -3,7 +3,8 @@
  * arithmetic, compiled together with the core sources (-Isrc):
  *   - class_of(n) and the table bin_of_size agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
- *     whose size is >= n;
+ *     whose size is >= n; above 4 KiB its slab holds as many blocks as
+ *     any 16-byte multiple >= n would allow (the classes fitted to slabs);
  *   - the one-multiply block-start test (class_block_index, sizeclass.h) says
  *     "start" exactly for offsets that are whole multiples of the class
  *     size, with the right index, for every class and every offset of a
@@ -79,6 +80,12 @@ int main(void) {
     CHECK(class_table[c].size >= n, "class_of(%zu): size %u too small", n, class_table[c].size);
     CHECK(c == 0 || class_table[c - 1].size < (n ? n : 1), "class_of(%zu) = %u not the smallest", n, c);
     if (n <= 1024) CHECK(bin_of_size[n] == bin_offset(c), "bin_of_size disagrees at %zu", n);
+    /* Above 4 KiB a block's share of its slab is the least any class of
+     * 16-byte multiples could give n: as many blocks as fit n rounded up. */
+    if (n > 4096)
+      CHECK(class_table[c].count == SMP_SLAB_SIZE / ((n + 15) & ~(size_t)15),
+            "class_of(%zu): %u blocks a slab, room for %zu", n, class_table[c].count,
+            SMP_SLAB_SIZE / ((n + 15) & ~(size_t)15));
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &class_table[c];
