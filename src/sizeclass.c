@@ -11,7 +11,7 @@
  * 15 for the first, down to 2 for the last. */
 #define CLS_FIT_K(c) (SMP_FIT_FIRST + 15u - (c))
 #define CLS_SIZE(c) \
-  ((c) >= SMP_FIT_FIRST ? (SMP_SLAB_SIZE / CLS_FIT_K(c)) & ~15u \
+  ((c) >= SMP_FIT_FIRST ? (SMP_SLAB_SIZE / CLS_FIT_K(c)) & ~63u \
    : (c) == 0 ? 8u : (c) < 9 ? 16u * (c) \
    : (1u << (7u + CLS_DBL(c))) + ((((c) - 9u) % 8u + 1u) << (4u + CLS_DBL(c))))
 #define CLS_ALL(c) (SMP_SLAB_SIZE / CLS_SIZE(c))
@@ -43,7 +43,7 @@ _Static_assert(CLS_SIZE(8u) == 128u && CLS_SIZE(9u) == 144u && CLS_SIZE(16u) == 
                "class layout");
 /* Class of n bytes, 1024 < n <= SMP_SMALL_MAX, as a constant expression:
  * the doublings to 4 KiB, then the fitted class of most blocks a slab that
- * holds n (one more when rounding to 16 took it below n). */
+ * holds n (one more when rounding to 64 took it below n). */
 #define LOG2_4K(x) ((x) >= 2048u ? 11u : 10u)
 #define CLS_OF_MID(n) \
   (9u + (LOG2_4K((n) - 1u) - 7u) * 8u + ((((n) - 1u) >> (LOG2_4K((n) - 1u) - 3u)) & 7u))

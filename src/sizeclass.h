@@ -4,8 +4,8 @@
  * Classes 0..8 are 8, 16, 32, 48, ..., 128 bytes; above that eight classes
  * per doubling up to 4 KiB (144, 160, ..., 256, 288, ..., 4096).  Above
  * 4 KiB the classes are fitted to the slab: for k = 15 down to 2, the
- * largest multiple of 16 of which k fit in 64 KiB (4368, 4672, 5040, ...,
- * 13104, 16384, 21840, 32768).  A block's share of its slab is 64 KiB / k
+ * largest multiple of 64 of which k fit in 64 KiB (4352, 4672, 4992, ...,
+ * 13056, 16384, 21824, 32768): every block there starts a cache line.  A block's share of its slab is 64 KiB / k
  * either way, so a class between two fitted ones would only waste the
  * slab's tail (eight per doubling took 22528-byte blocks two to a slab, and
  * left 20 KiB of it idle), and each class more is one more set of part-used
@@ -19,7 +19,7 @@
  * rely on.  Only requests of at most 8 bytes get 8-aligned 8-byte blocks.
  * The waste is at most 15 bytes up to 128, at most 1/9 of the block up to
  * 4 KiB, and above it at most what the slab's share was already (a request
- * of 21841 bytes takes a 32 KiB block: two to a slab, as before).  Every
+ * of 21825 bytes takes a 32 KiB block: two to a slab, as before).  Every
  * power of two from 8 to SMP_SMALL_MAX is a class, which is what makes
  * aligned requests servable from slabs.
  */

@@ -4,7 +4,7 @@
  *   - class_of(n) and the table bin_of_size agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
  *     whose size is >= n; above 4 KiB its slab holds as many blocks as
- *     any 16-byte multiple >= n would allow (the classes fitted to slabs);
+ *     any 64-byte multiple >= n would allow (the classes fitted to slabs);
  *   - the one-multiply block-start test (class_block_index, sizeclass.h) says
  *     "start" exactly for offsets that are whole multiples of the class
  *     size, with the right index, for every class and every offset of a
@@ -81,17 +81,19 @@ int main(void) {
     CHECK(c == 0 || class_table[c - 1].size < (n ? n : 1), "class_of(%zu) = %u not the smallest", n, c);
     if (n <= 1024) CHECK(bin_of_size[n] == bin_offset(c), "bin_of_size disagrees at %zu", n);
     /* Above 4 KiB a block's share of its slab is the least any class of
-     * 16-byte multiples could give n: as many blocks as fit n rounded up. */
+     * 64-byte multiples could give n: as many blocks as fit n rounded up. */
     if (n > 4096)
-      CHECK(class_table[c].count == SMP_SLAB_SIZE / ((n + 15) & ~(size_t)15),
+      CHECK(class_table[c].count == SMP_SLAB_SIZE / ((n + 63) & ~(size_t)63),
             "class_of(%zu): %u blocks a slab, room for %zu", n, class_table[c].count,
-            SMP_SLAB_SIZE / ((n + 15) & ~(size_t)15));
+            SMP_SLAB_SIZE / ((n + 63) & ~(size_t)63));
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &class_table[c];
     uint32_t all = SMP_SLAB_SIZE / ci->size;
     CHECK(ci->count == all && ci->last == (all - 1) * ci->size, "blocks of class %u", c);
     CHECK(ci->size == 8 || ci->size % 16 == 0, "class %u (size %u) is not 16-aligned", c, ci->size);
+    CHECK(ci->size <= 4096 || ci->size % 64 == 0, "class %u (size %u): a fitted class not 64-aligned", c,
+          ci->size);
     CHECK((all + 63) / 64 <= SMP_BITMAP_WORDS, "bitmap room of class %u", c);
     const uint32_t past = class_mark(all * ci->size, ci->recip);
     for (uint32_t off = 0; off < SMP_SLAB_SIZE; off++) {

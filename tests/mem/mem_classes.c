@@ -10,7 +10,11 @@
  *     so blocks at different slab offsets are seen);
  *   - n <= 8: u == 8 (a tiny request costs 8 bytes);
  *     n <= 128: u - n <= 15 (classes in 16-byte steps);
- *     128 < n <= 32 KiB: u - n <= 12.5 % of u (--waste-permille changes it);
+ *     128 < n, u <= 4 KiB: u - n <= 12.5 % of u (--waste-permille changes it);
+ *     4 KiB < u <= 32 KiB (classes fitted to the 64 KiB slab): the block's
+ *     share of a slab, 64 KiB / (64 KiB / u), is the least a block of a
+ *     64-byte multiple >= n could have (the waste of that share may reach
+ *     a third, n = 21825: two to a slab, as any 22 KiB block would be);
  *     n > 32 KiB (a mapping alone, 64 KiB granules): u - n < 64 KiB;
  *   - n <= 32 KiB: every one of the BLOCKS blocks is written to its last
  *     usable byte (a distinct byte each) and read back, so usable sizes that
@@ -18,8 +22,10 @@
  *     bytes are written for one size in 61.
  * Then aligned_alloc for alignments 8..32 KiB (and 64 KiB, 1 MiB) with sizes
  * around 1, a/2, a, 2a, 3a, 32 KiB, 64 KiB: aligned to a, u >= n, and
- * u - n <= max(a - 1, 15 bytes up to 128, 12.5 % of u) for slab blocks (u - n < 64 KiB for
- * blocks mapped alone).
+ * u - n <= max(a - 1, 15 bytes up to 128, 12.5 % of u, the least share above
+ * 4 KiB) for slab blocks, or, for alignments of 128 or more above 4 KiB, u at
+ * most the power of two that holds n and a (u - n < 64 KiB for blocks
+ * mapped alone).
  *
  *   mem_classes [--expect smpalloc|glibc] [--waste-permille N]
  *
@@ -67,8 +73,13 @@ static void note(struct worst *w, size_t n, size_t u) {
   }
 }
 
-/* Is the waste of a slab block within the bound?  n > 128. */
-static int waste_ok(size_t n, size_t u) { return (u - n) * 1000 <= (size_t)permille * u; }
+/* Is the waste of a slab block within the bound?  n > 128.  Up to 4 KiB a
+ * share of the block; above, the block's share of its slab the least one
+ * for n (its class fitted to the slab). */
+static int waste_ok(size_t n, size_t u) {
+  if (u > 4096) return LARGE_GRANULE / u == LARGE_GRANULE / ((n + 63) & ~(size_t)63);
+  return (u - n) * 1000 <= (size_t)permille * u;
+}
 
 static void check_small(size_t n, size_t *distinct, size_t *last_u) {
   unsigned char *p[BLOCKS];
@@ -145,7 +156,10 @@ static void check_aligned(size_t a, size_t n) {
     if (u < n) failf(n, a, p[k], u, "aligned_alloc: usable size below the request");
     else if (u <= SMALL_MAX) {
       note(&w_aligned, n, u);
-      if (u - n > a - 1 && !(n <= 128 && u - n <= 15) && !waste_ok(n, u)) failf(n, a, p[k], u, "aligned_alloc: wastes more than the bound");
+      size_t pow2 = 1;
+      while (pow2 < n || pow2 < a) pow2 *= 2;
+      if (u - n > a - 1 && !(n <= 128 && u - n <= 15) && !waste_ok(n, u) && !(a >= 128 && u > 4096 && u <= pow2))
+        failf(n, a, p[k], u, "aligned_alloc: wastes more than the bound");
     } else if (u - n >= LARGE_GRANULE) {
       failf(n, a, p[k], u, "aligned_alloc: wastes 64 KiB or more (mapped alone)");
     }

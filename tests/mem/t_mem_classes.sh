@@ -2,7 +2,9 @@
 # t_mem_classes: for every request size 1..1 MiB the block malloc gives is
 # big enough, aligned (16 for multiples of 16, else 8) and wastes no more
 # than the class table promises: n <= 8 costs 8 bytes, n <= 128 wastes at
-# most 7 bytes, 64 < n <= 32 KiB at most 12.5 % of the block, and a block
+# most 15 bytes, a block of 129 B..4 KiB at most 12.5 % of itself, a block
+# above 4 KiB has the least share of its 64 KiB slab that a 64-byte multiple
+# holding n could have (the fitted classes), and a block
 # mapped alone (n > 32 KiB, 64 KiB granules) less than 64 KiB; the whole
 # usable size of neighbouring blocks is written and read back.  Then
 # aligned_alloc for alignments 8 B..32 KiB (and 64 KiB, 1 MiB) with sizes
