@@ -23,7 +23,8 @@
  *     with SMPALLOC_SLOTS=4), a second thread (on
  *     another slot than main's) gets back the block it freed last of its
  *     own, but not a block of main's that it freed, which goes to the
- *     remote batch; every row but its own slot's is zero.
+ *     remote batch; every row but its own slot's is zero; a new thread's
+ *     bin holds one block after one malloc and free of its class.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -46,10 +47,16 @@ static unsigned long row_checks;
 static void *rows_thread(void *arg) {
   void *mine = smp_malloc(48);
   smp_free(mine);
-  void *again = smp_malloc(48);
   tcache_t *tc = tcache_tls.self;
+  /* A new thread's bin starts small (SMP_TCACHE_START): after one malloc
+   * and one free of a class it holds that block, none fetched with it. */
+  const tcache_bin_t *b48 = tcache_bin(tc->bins, class_of(48));
+  CHECK(b48->top - b48->base == 1 && b48->end - b48->base <= 2,
+        "a new thread's bin holds %td blocks (room %td) after one malloc and free", b48->top - b48->base,
+        b48->end - b48->base);
+  void *again = smp_malloc(48);
   unsigned owner = pagemap_desc(pagemap_get(arg))->owner;
-  row_checks += 4;
+  row_checks += 5;
   CHECK(tc->slot != owner, "the second thread shares main's slot %u", owner);
   CHECK(again == mine, "a thread's own freed block %p did not come back (%p)", mine, again);
   smp_free(arg); /* main's: another slot's slab */
