@@ -5,11 +5,11 @@
  * per doubling up to 4 KiB (144, 160, ..., 256, 288, ..., 4096).  Above
  * 4 KiB the classes are fitted to the slab: for k = 15 down to 2, the
  * largest multiple of 64 of which k fit in 64 KiB (4352, 4672, 4992, ...,
- * 13056, 16384, 21824, 32768): every block there starts a cache line.  A block's share of its slab is 64 KiB / k
- * either way, so a class between two fitted ones would only waste the
- * slab's tail (eight per doubling took 22528-byte blocks two to a slab, and
- * left 20 KiB of it idle), and each class more is one more set of part-used
- * slabs: one thread replacing 2,048 blocks of random sizes to 32 KiB at
+ * 13056, 16384, 21824, 32768): every block there starts a cache line.  A
+ * block's share of its slab is 64 KiB / k either way, so a class between
+ * two fitted ones would only waste the slab's tail (eight per doubling took
+ * 22528-byte blocks two to a slab, and left 20 KiB of it idle), and each
+ * class more is one more set of part-used slabs: one thread replacing 2,048 blocks of random sizes to 32 KiB at
  * random (glibc-thread's pattern, 8.4 MB requested) kept 243 slabs in use
  * with the 24 classes that range had, 217 with the 14 fitted ones.
  *
