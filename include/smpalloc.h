@@ -151,7 +151,10 @@ void smp_dealloc(void *p, size_t len, size_t alignment);
 size_t smp_collect(void);
 
 /* A snapshot of the allocator's counters.  Counts are process-wide and
- * approximate while other threads allocate. */
+ * approximate while other threads allocate.  SMP_STATS_NCLASS is the
+ * number of size classes of this version (73 until the classes above
+ * 4 KiB were fitted to the slab): the struct's size follows it, so a
+ * program built with another version's header must be rebuilt. */
 #define SMP_STATS_NCLASS 63
 typedef struct {
   size_t bytes_in_use;      /* bytes in blocks handed out (block sizes) */
