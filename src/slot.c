@@ -243,15 +243,26 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
 }
 
 /* Blocks of slab sl (owned by the held slot s) came back (slab_give has
- * counted them off): settle its state. */
+ * counted them off): settle its state.  A slab that empties goes to the
+ * pool, where any class can take it: a partial one always, the current
+ * one once blocks were handed out from at least half of it.  Such a slab
+ * is resident and was busy: a program that works in rounds of one size
+ * after another then keeps reusing the same memory (glibc-simple: 1.24x
+ * -> 1.12x glibc's peak RSS).  A current slab used for a few blocks stays
+ * with its class: its pages past them were never touched, and another
+ * class would touch them (the seed, whose growing arrays empty a slab of
+ * each of 13 classes at every job: 0.35x -> 0.42x glibc's peak RSS and
+ * 0.30x -> 0.40x its wall, when every empty current slab went). */
 static void slot_settle(slot_t *s, slab_t *sl, bool was_full, bool checked) {
   bin_t *b = &s->bins[sl->cls];
   if (was_full) slot_partial_push(b, sl);
-  if (sl->used == 0 && chunk_state(sl) == SLAB_PARTIAL) { /* it emptied: to the pool */
-    slot_partial_unlink(b, sl);
-    atomic_fetch_sub_explicit(&class_slabs[sl->cls], 1, memory_order_relaxed);
-    slab_retire(sl, checked); /* sl belongs to the pool from here */
-  }
+  if (sl->used != 0) return;
+  unsigned state = chunk_state(sl);
+  if (state == SLAB_PARTIAL) slot_partial_unlink(b, sl);
+  else if (state == SLAB_CUR && sl->high_off >= SMP_SLAB_SIZE / 2) b->cur = NULL;
+  else return;
+  atomic_fetch_sub_explicit(&class_slabs[sl->cls], 1, memory_order_relaxed);
+  slab_retire(sl, checked); /* sl belongs to the pool from here */
 }
 
 /* Blocks come back grouped by slab where they are neighbours in v (a thread

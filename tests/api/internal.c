@@ -25,6 +25,11 @@
  *     own, but not a block of main's that it freed, which goes to the
  *     remote batch; every row but its own slot's is zero; a new thread's
  *     bin holds one block after one malloc and free of its class.
+ *   - a slab that empties goes back to the pool, the current one too once
+ *     blocks were handed out from half of it (slot_settle): 336 blocks of
+ *     512 B (three slabs, the last used for 40 KiB) freed newest first
+ *     leave the class no slab; 20 of 768 B (15 KiB of one slab) leave it
+ *     that slab.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -75,6 +80,23 @@ static void *rows_thread(void *arg) {
   smp_free(again == mine ? other : NULL);
   smp_free(again);
   return NULL;
+}
+
+/* Slabs held by the class of n bytes (the statistics). */
+static size_t class_slabs_of(size_t n) {
+  smp_stats_t st;
+  if (smp_stats_get(&st) != 0) return (size_t)-1;
+  return st.classes[class_of(n)].slabs;
+}
+
+/* Allocate k blocks of n bytes, free them newest first, give the thread's
+ * cache back: the slabs the class still holds. */
+static size_t slabs_after_round(size_t n, unsigned k) {
+  static void *v[1024];
+  for (unsigned i = 0; i < k; i++) v[i] = smp_malloc(n);
+  for (unsigned i = k; i-- > 0;) smp_free(v[i]);
+  tcache_flush();
+  return class_slabs_of(n);
 }
 
 int main(void) {
@@ -162,6 +184,15 @@ int main(void) {
   pthread_join(t, NULL);
   CHECK(slab_rows == 4, "slab_rows %u, want 4 (SMPALLOC_SLOTS=4)", slab_rows);
   checks += row_checks + 1;
+  /* Empty slabs back to the pool (slot_settle). */
+  unsigned per = class_table[class_of(512)].count;
+  CHECK(class_slabs_of(512) == 0 && class_slabs_of(768) == 0, "classes of 512 B and 768 B in use already");
+  size_t left = slabs_after_round(512, 2 * per + per * 5 / 8);
+  CHECK(left == 0, "512 B: %zu slabs left after a round freed newest first (the emptied current slab stayed)", left);
+  left = slabs_after_round(768, 20);
+  CHECK(left == 1, "768 B: %zu slabs left after 20 blocks came back (want the current slab, used for 15 KiB)",
+        left);
+  checks += 3;
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
