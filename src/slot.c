@@ -40,16 +40,26 @@ unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_re
  * that moves is counted where it went). */
 static _Atomic unsigned slot_threads[SMP_MAX_SLOTS];
 
+/* The first of the least-used slots, so that the slots in use stay few
+ * when threads come and go: a successor then mostly lands on a slot whose
+ * slabs an exited thread left, where the blocks it frees live.  (Taking
+ * them in turn spread a churning program over every slot: with 8 slots,
+ * on 2 CPUs, larson 0.91x -> 0.76x glibc's time and 2.02x -> 1.30x its
+ * peak RSS, mleak 0.54x -> 0.34x and 3.24x -> 1.29x, mstress 0.64x ->
+ * 0.53x and 3.64x -> 2.12x; with 2 slots larson 0.72x -> 0.64x.)  The
+ * count is taken with a compare-and-swap: two threads that join at once
+ * do not both take a slot for the least used. */
 unsigned slot_join(void) {
-  unsigned n = slot_count(), best = 0, least = UINT32_MAX;
-  static _Atomic unsigned start; /* ties go round, not all to slot 0 */
-  unsigned s0 = atomic_fetch_add_explicit(&start, 1, memory_order_relaxed);
-  for (unsigned k = 0; k < n; k++) {
-    unsigned i = (s0 + k) % n, t = atomic_load_explicit(&slot_threads[i], memory_order_relaxed);
-    if (t < least) least = t, best = i;
+  for (;;) {
+    unsigned n = slot_count(), best = 0, least = UINT32_MAX;
+    for (unsigned i = 0; i < n; i++) {
+      unsigned t = atomic_load_explicit(&slot_threads[i], memory_order_relaxed);
+      if (t < least) least = t, best = i;
+    }
+    if (atomic_compare_exchange_weak_explicit(&slot_threads[best], &least, least + 1, memory_order_relaxed,
+                                              memory_order_relaxed))
+      return best;
   }
-  atomic_fetch_add_explicit(&slot_threads[best], 1, memory_order_relaxed);
-  return best;
 }
 
 unsigned slot_threads_in(unsigned i) {

@@ -38,7 +38,7 @@ SMP_HIDDEN void slot_give(void **v, unsigned n, const char *who);
 /* Release every empty current slab to the pool (for smp_collect). */
 SMP_HIDDEN void slot_collect(void);
 
-/* A new thread's slot: the one fewest threads use now (counted); the
+/* A new thread's slot: the first of those fewest threads use now (counted); the
  * thread leaves it when it exits, or moves (slot_take changed its index;
  * from SMP_MAX_SLOTS: from nowhere, a thread counted again after fork). */
 SMP_HIDDEN unsigned slot_join(void);

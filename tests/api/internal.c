@@ -16,8 +16,8 @@
  *     mark(off) < mark(k * size) says exactly "off starts one of the first
  *     k blocks".
  *   - class_aligned(n, a) gives a class whose size is a multiple of a.
- *   - a new thread's slot (slot_join) is one that the fewest threads use,
- *     also after threads left some slots or moved.
+ *   - a new thread's slot (slot_join) is the first of those that the
+ *     fewest threads use, also after threads left some slots or moved.
  *   - free keeps a thread's own slot's blocks and sends another slot's
  *     home (the rows of tcache.h): with 4 slots (t_internal.sh runs it
  *     with SMPALLOC_SLOTS=4), a second thread (on
@@ -157,9 +157,9 @@ int main(void) {
   slot_set_count(4);
   unsigned joined[4] = {0, 0, 0, 0};
   for (int step = 0; step < 40; step++) {
-    unsigned least = ~0u;
+    unsigned least = ~0u, first = 0;
     for (unsigned i = 0; i < 4; i++)
-      if (slot_threads_in(i) < least) least = slot_threads_in(i);
+      if (slot_threads_in(i) < least) least = slot_threads_in(i), first = i;
     if (step == 12) { /* two threads leave a slot, a third moves to the next */
       unsigned k = 0;
       for (unsigned i = 1; i < 4; i++)
@@ -169,9 +169,10 @@ int main(void) {
       continue;
     }
     unsigned s = slot_join();
-    checks++;
+    checks += 2;
     CHECK(s < 4 && slot_threads_in(s) == least + 1, "step %d: slot_join gave slot %u (%u threads), not one of the least used (%u)",
           step, s, s < 4 ? slot_threads_in(s) - 1 : 0, least);
+    CHECK(s == first, "step %d: slot_join gave slot %u, not the first of the least used (%u)", step, s, first);
     if (s < 4) joined[s]++;
   }
   for (unsigned i = 0; i < 4; i++)
