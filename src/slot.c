@@ -261,8 +261,8 @@ SMP_COLD static void slot_bad_free(const void *p, const char *who) {
  * -> 1.12x glibc's peak RSS).  A current slab used for a few blocks stays
  * with its class: its pages past them were never touched, and another
  * class would touch them (the seed, whose growing arrays empty a slab of
- * each of 13 classes at every job: 0.35x -> 0.42x glibc's peak RSS and
- * 0.30x -> 0.40x its wall, when every empty current slab went). */
+ * each of 13 classes at every job: 0.35x -> 0.42-0.46x glibc's peak RSS
+ * and 0.30x -> 0.37-0.40x its wall, when every empty current slab went). */
 static void slot_settle(slot_t *s, slab_t *sl, bool was_full, bool checked) {
   bin_t *b = &s->bins[sl->cls];
   if (was_full) slot_partial_push(b, sl);
