@@ -36,8 +36,9 @@
  *               slot's row is all zero: the block goes home in a remote
  *               batch); full: give the older half back to their slabs,
  *               each under its owning slot's lock; a slab whose count
- *               reaches 0 goes to the pool, and later its pages to the
- *               kernel.  large: a run goes to the pool too; a mapping to a
+ *               reaches 0 goes to the pool (the current one once used
+ *               past half), and later its pages to the kernel.  large:
+ *               a run goes to the pool too; a mapping to a
  *               small cache of mappings, or munmap.
  *
  * free() needs no size: the page map says, for every 64 KiB of address
