@@ -38,8 +38,8 @@
  *               each under its owning slot's lock; a slab whose count
  *               reaches 0 goes to the pool (the current one once used
  *               past half), and later its pages to the kernel.  large:
- *               a run goes to the pool too; a mapping to a
- *               small cache of mappings, or munmap.
+ *               a run goes to the pool too; a mapping to a small cache
+ *               of mappings, or munmap.
  *
  * free() needs no size: the page map says, for every 64 KiB of address
  * space, which slab is there or how long the large block starting there is.
