@@ -184,6 +184,15 @@
 #define SMP_REMOTE_BATCH 32u
 #endif
 
+/* At most this many batches, of at most this many bytes in all, wait in
+ * a slot's inbox for a thread of the slot (slot.c). */
+#ifndef SMP_INBOX_DEPTH
+#define SMP_INBOX_DEPTH 8u
+#endif
+#ifndef SMP_INBOX_BYTES
+#define SMP_INBOX_BYTES (256u << 10)
+#endif
+
 /* Cache line size used to pad per-slot state against false sharing. */
 #ifndef SMP_CACHE_LINE
 #define SMP_CACHE_LINE 64

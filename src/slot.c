@@ -1,6 +1,8 @@
 /*
  * slot.c - slots, their rotation, their partial lists (see slot.h).
  */
+#include <string.h>
+
 #include "chunk.h"
 #include "lock.h"
 #include "options.h"
@@ -18,11 +20,28 @@ typedef struct {
   slab_t *partial;
 } bin_t;
 
+/* Blocks of one slot's slabs freed by a thread of another slot, on their
+ * way home (slot_send).  Parcels are metadata, never unmapped: a drained
+ * one waits in parcel_pool for the next sender. */
+typedef struct parcel_s {
+  struct parcel_s *next;
+  _Atomic uint32_t depth; /* parcels in the inbox from this one down (a hint) */
+  _Atomic uint32_t bytes; /* their blocks' bytes (a hint, saturating) */
+  uint32_t n;
+  void *v[SMP_REMOTE_BATCH];
+} parcel_t;
+
 typedef struct {
   _Alignas(SMP_CACHE_LINE) lock_t lock;
   uint64_t taken[(SMP_NCLASS + 63) / 64];  /* classes that took a slab (populate hint) */
   _Atomic size_t contended;                /* try-locks that found it busy */
   bin_t bins[SMP_NCLASS];
+  /* Parcels posted to this slot, newest first: pushed with a
+   * compare-and-swap by any thread, taken all at once (an exchange) by a
+   * holder of the lock, so no sender waits for the lock or makes its
+   * threads wait (slot_send).  Its own cache line: senders write it. */
+  _Alignas(SMP_CACHE_LINE) _Atomic(parcel_t *) inbox;
+  _Atomic bool sender; /* the lock is held by a sender draining the inbox */
 } slot_t;
 
 /* All SMP_MAX_SLOTS exist; the first slot_count() are handed to threads. */
@@ -103,6 +122,13 @@ static slot_t *slot_lock(unsigned *idx) {
    * a slot). */
   static __thread unsigned busy_seen;
   if (++busy_seen % SMP_SLOT_PATIENCE != 0 && lock_try_spin(&slots[i].lock)) return &slots[i];
+  /* Free again, or held by a sender giving back its inbox (slot_send):
+   * the slot is this thread's still. */
+  if (lock_try(&slots[i].lock)) return &slots[i];
+  if (atomic_load_explicit(&slots[i].sender, memory_order_relaxed)) {
+    lock_wait(&slots[i].lock);
+    return &slots[i];
+  }
   unsigned n = slot_count();
   for (unsigned tries = 0; tries < SMP_SPIN_ROUNDS * n; tries++) {
     i = i + 1 < n ? i + 1 : 0;
@@ -119,19 +145,98 @@ static slot_t *slot_lock(unsigned *idx) {
   return &slots[i];
 }
 
+static lock_t parcel_lock;
+
 void slot_lock_all(void) {
   for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_take(&slots[i].lock);
+  lock_take(&parcel_lock);
 }
 void slot_unlock_all(void) {
+  lock_drop(&parcel_lock);
   for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_drop(&slots[i].lock);
 }
 void slot_reset_all(void) {
+  lock_reset(&parcel_lock);
   for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
     lock_reset(&slots[i].lock);
     /* The child has one thread: the others' counts go (tcache_fork_child
      * counts the forking thread again). */
     atomic_store_explicit(&slot_threads[i], 0, memory_order_relaxed);
   }
+}
+
+/* ---- parcels ------------------------------------------------------------ */
+
+static parcel_t *parcel_pool; /* guarded by parcel_lock (after a slot's lock) */
+
+static slot_t *give_held(slot_t *held, void **v, unsigned n, const char *who);
+
+/* Give the blocks posted to the held slot s back to their slabs (all are
+ * s's: a slab's owner stays while its blocks are out), and the parcels to
+ * the pool. */
+static void slot_drain(slot_t *s) {
+  parcel_t *p = atomic_exchange_explicit(&s->inbox, NULL, memory_order_acquire);
+  if (p == NULL) return;
+  parcel_t *last = p;
+  for (parcel_t *q = p; q != NULL; last = q, q = q->next) give_held(s, q->v, q->n, "free");
+  lock_take(&parcel_lock);
+  last->next = parcel_pool;
+  parcel_pool = p;
+  lock_drop(&parcel_lock);
+}
+
+static parcel_t *parcel_get(void) {
+  lock_take(&parcel_lock);
+  parcel_t *p = parcel_pool;
+  if (p != NULL) parcel_pool = p->next;
+  lock_drop(&parcel_lock);
+  return p != NULL ? p : chunk_meta_alloc(sizeof *p, SMP_CACHE_LINE);
+}
+
+/* Blocks go home in a parcel, with no lock, unless the slot has no
+ * threads to give them back (the sender does, under its lock), or its
+ * inbox is full (SMP_INBOX_DEPTH parcels or SMP_INBOX_BYTES) and its lock
+ * is free (the sender gives them all back: a thread of the slot sleeps or
+ * works elsewhere).  A sender never waits for the lock, so the slot's
+ * threads never find it held by a sender for long, and do not move for
+ * it. */
+void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, const char *who) {
+  slot_t *s = &slots[owner];
+  parcel_t *p = NULL;
+  if (slot_threads_in(owner) > 0 && (p = parcel_get()) != NULL) {
+    memcpy(p->v, v, n * sizeof *v);
+    p->n = n;
+    parcel_t *head = atomic_load_explicit(&s->inbox, memory_order_relaxed);
+    for (;;) {
+      uint32_t d = 1;
+      size_t b = bytes;
+      if (head != NULL) {
+        d += atomic_load_explicit(&head->depth, memory_order_relaxed);
+        b += atomic_load_explicit(&head->bytes, memory_order_relaxed);
+      }
+      if (d > SMP_INBOX_DEPTH || b > SMP_INBOX_BYTES) {
+        /* Flagged before the try and cleared after the drop, so that a
+         * thread of the slot that finds it held by a sender waits. */
+        atomic_store_explicit(&s->sender, true, memory_order_relaxed);
+        if (lock_try(&s->lock)) break;
+        atomic_store_explicit(&s->sender, false, memory_order_relaxed);
+      }
+      atomic_store_explicit(&p->depth, d, memory_order_relaxed);
+      atomic_store_explicit(&p->bytes, (uint32_t)(b < UINT32_MAX ? b : UINT32_MAX), memory_order_relaxed);
+      p->next = head;
+      if (atomic_compare_exchange_weak_explicit(&s->inbox, &head, p, memory_order_release,
+                                                memory_order_relaxed))
+        return;
+    }
+    /* Deep, and the lock taken: the parcel goes in too, and the inbox is
+     * drained (the sender's blocks with it). */
+    p->next = atomic_exchange_explicit(&s->inbox, p, memory_order_acquire);
+    slot_drain(s);
+    lock_drop(&s->lock);
+    atomic_store_explicit(&s->sender, false, memory_order_relaxed);
+    return;
+  }
+  slot_give(v, n, who);
 }
 
 /* ---- taking blocks ------------------------------------------------------ */
@@ -234,6 +339,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
   bool dense = false, sparse_only = false;
   for (;;) {
     slot_t *s = slot_lock(slot);
+    slot_drain(s);
     n += slot_take_locked(s, cls, want - n, out + n, &populate, &fresh, &dense, sparse_only, defer);
     lock_drop(&s->lock);
     if (n > 0 || (defer != NULL && *defer)) break;
@@ -278,8 +384,9 @@ static void slot_settle(slot_t *s, slab_t *sl, bool was_full, bool checked) {
 /* Blocks come back grouped by slab where they are neighbours in v (a thread
  * cache's blocks mostly are): the slab is looked up, and its state settled,
  * once per run of same-slab blocks. */
-void slot_give(void **v, unsigned n, const char *who) {
-  slot_t *held = NULL;
+/* Give v[0 .. n) back, holding held's lock (NULL: none) on the way in;
+ * returns the slot whose lock is held on the way out (NULL: none). */
+static slot_t *give_held(slot_t *held, void **v, unsigned n, const char *who) {
   bool checked = options.checked;
   for (void **q = v, **end = v + n; q < end;) {
     pagemap_entry_t e = pagemap_get(*q);
@@ -308,6 +415,11 @@ void slot_give(void **v, unsigned n, const char *who) {
       for (void **j = first; j < q; j++) slab_fill_free(sl, *j);
     slot_settle(held, sl, was_full, checked);
   }
+  return held;
+}
+
+void slot_give(void **v, unsigned n, const char *who) {
+  slot_t *held = give_held(NULL, v, n, who);
   if (held) lock_drop(&held->lock);
 }
 
@@ -315,6 +427,7 @@ void slot_collect(void) {
   for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
     slot_t *s = &slots[i];
     lock_take(&s->lock);
+    slot_drain(s);
     for (unsigned c = 0; c < SMP_NCLASS; c++) {
       slab_t *sl = s->bins[c].cur;
       if (sl != NULL && sl->used == 0) {

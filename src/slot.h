@@ -35,6 +35,12 @@ SMP_HIDDEN unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned 
  * that were handed out) back to their slabs.  A block whose bit is set
  * already was freed twice: abort, naming the call `who`. */
 SMP_HIDDEN void slot_give(void **v, unsigned n, const char *who);
+/* Send blocks v[0 .. n) (all of slabs that slot owner owns, checked;
+ * bytes in all) home without waiting for its lock: they wait in its inbox
+ * until a thread that locks it gives them back (its next slot_take),
+ * unless the slot has no threads or its inbox is full, when the sender
+ * gives them back itself. */
+SMP_HIDDEN void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, const char *who);
 /* Release every empty current slab to the pool (for smp_collect). */
 SMP_HIDDEN void slot_collect(void);
 

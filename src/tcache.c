@@ -161,7 +161,10 @@ static void give(void **v, unsigned n, const char *who) {
 static void remote_flush(tcache_t *tc, const char *who) {
   unsigned n = tc->nremote;
   tc->nremote = 0;
-  give(tc->remote, n, who);
+  if (n == 0) return;
+  if (tc->remote_owner < SMP_MAX_SLOTS) slot_send(tc->remote_owner, tc->remote, n, tc->remote_bytes, who);
+  else slot_give(tc->remote, n, who);
+  track_forget(tc->remote, n * sizeof *tc->remote);
 }
 
 /* Give every block of the cache back but those of bin keep (SMP_NCLASS:
@@ -263,6 +266,9 @@ bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
     return true;
   }
   if (owner != tc->slot) {
+    if (tc->nremote == 0) tc->remote_owner = owner, tc->remote_bytes = 0;
+    else if (owner != tc->remote_owner) tc->remote_owner = SMP_MAX_SLOTS; /* mixed */
+    tc->remote_bytes += class_table[c].size;
     tc->remote[tc->nremote++] = p;
     if (tc->nremote < SMP_REMOTE_BATCH) return false;
     remote_flush(tc, who);

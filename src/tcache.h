@@ -73,6 +73,9 @@ typedef struct tcache_s {
                              visit no other bin, and touch no other memory */
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
   uint32_t nremote;
+  uint32_t remote_owner;  /* the slot of every remote block, or
+                             SMP_MAX_SLOTS: of several */
+  uint32_t remote_bytes;  /* their bytes */
   void *remote[SMP_REMOTE_BATCH];
   void **space;           /* the arrays' room: after the rows, in the same
                              allocation; a thread touches the header, its

@@ -30,6 +30,12 @@
  *     512 B (three slabs, the last used for 40 KiB) freed newest first
  *     leave the class no slab; 20 of 768 B (15 KiB of one slab) leave it
  *     that slab.
+ *   - blocks freed by a thread of another slot go home in parcels
+ *     (slot_send): a remote batch waits in the owner's inbox until a
+ *     thread of that slot takes blocks; a sender that finds the inbox
+ *     full (SMP_INBOX_DEPTH parcels, or SMP_INBOX_BYTES) and its lock
+ *     free gives every parcel back itself, and so does one whose blocks'
+ *     slot has no threads left.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -80,6 +86,72 @@ static void *rows_thread(void *arg) {
   smp_free(again == mine ? other : NULL);
   smp_free(again);
   return NULL;
+}
+
+/* The inbox (slot_send): run by a thread of another slot than main's,
+ * which allocated the n blocks of arg. */
+struct post { void **v; unsigned n; unsigned slot; };
+static void *post_thread(void *arg) {
+  struct post *p = arg;
+  for (unsigned i = 0; i < p->n; i++) smp_free(p->v[i]);
+  p->slot = tcache_tls.self->slot;
+  return NULL;
+}
+
+/* Blocks of the class of n bytes out of their slabs (the statistics). */
+static size_t class_in_use(size_t n) {
+  smp_stats_t st;
+  if (smp_stats_get(&st) != 0) return (size_t)-1;
+  return st.classes[class_of(n)].in_use;
+}
+
+/* Another slot's thread frees k blocks of n bytes that main allocated:
+ * how many of them are back in their slabs when it has exited. */
+static size_t posted_back(unsigned k, size_t n, unsigned *slot) {
+  static void *v[(SMP_INBOX_DEPTH + 1) * SMP_REMOTE_BATCH];
+  for (unsigned i = 0; i < k; i++) v[i] = smp_malloc(n);
+  size_t before = class_in_use(n);
+  struct post p = {v, k, 0};
+  pthread_t t;
+  if (pthread_create(&t, NULL, post_thread, &p) != 0) return (size_t)-1;
+  pthread_join(t, NULL);
+  *slot = p.slot;
+  return before - class_in_use(n);
+}
+
+/* A slot with no threads left: blocks of its slabs freed elsewhere are
+ * given back by their sender.  Thread a (on a slot of its own) allocates
+ * them; b joins another slot while a lives, and frees them once a has
+ * exited. */
+static pthread_barrier_t bar_joined, bar_exited;
+static void *orphan_a(void *arg) {
+  struct post *p = arg;
+  for (unsigned i = 0; i < p->n; i++) p->v[i] = smp_malloc(96);
+  p->slot = tcache_tls.self->slot;
+  pthread_barrier_wait(&bar_joined);
+  return NULL;
+}
+static void *orphan_b(void *arg) {
+  smp_free(smp_malloc(8)); /* joins a slot */
+  pthread_barrier_wait(&bar_joined);
+  pthread_barrier_wait(&bar_exited);
+  return post_thread(arg);
+}
+static size_t orphans_back(unsigned *a_slot, unsigned *b_slot) {
+  static void *v[SMP_REMOTE_BATCH];
+  struct post pa = {v, SMP_REMOTE_BATCH, 0}, pb = {v, SMP_REMOTE_BATCH, 0};
+  pthread_t a, b;
+  pthread_barrier_init(&bar_joined, NULL, 3);
+  pthread_barrier_init(&bar_exited, NULL, 2);
+  if (pthread_create(&a, NULL, orphan_a, &pa) != 0 || pthread_create(&b, NULL, orphan_b, &pb) != 0)
+    return (size_t)-1;
+  pthread_barrier_wait(&bar_joined);
+  pthread_join(a, NULL);
+  size_t before = class_in_use(96);
+  pthread_barrier_wait(&bar_exited);
+  pthread_join(b, NULL);
+  *a_slot = pa.slot, *b_slot = pb.slot;
+  return before - class_in_use(96);
 }
 
 /* Slabs held by the class of n bytes (the statistics). */
@@ -194,6 +266,35 @@ int main(void) {
   CHECK(left == 1, "768 B: %zu slabs left after 20 blocks came back (want the current slab, used for 15 KiB)",
         left);
   checks += 3;
+  /* Blocks freed by a thread of another slot go home in parcels: a full
+   * remote batch waits in the owner's inbox, not given back (the sender
+   * took no lock), until a thread of that slot takes blocks; a sender
+   * that finds SMP_INBOX_DEPTH parcels (or SMP_INBOX_BYTES) waiting and
+   * the lock free gives them all back itself. */
+  unsigned main_slot = tcache_tls.self->slot, other;
+  size_t back = posted_back(SMP_REMOTE_BATCH, 96, &other);
+  CHECK(other != main_slot, "the posting thread shares main's slot %u", main_slot);
+  CHECK(back == 0, "%zu of %u blocks sent home to slot %u were given back by their sender", back,
+        SMP_REMOTE_BATCH, main_slot);
+  size_t waiting = class_in_use(96);
+  smp_free(smp_malloc(3000)); /* a slot_take on main's slot: it drains its inbox */
+  CHECK(waiting - class_in_use(96) == SMP_REMOTE_BATCH, "main's slot_take gave back %zu of the %u posted blocks",
+        waiting - class_in_use(96), SMP_REMOTE_BATCH);
+  back = posted_back((SMP_INBOX_DEPTH + 1) * SMP_REMOTE_BATCH, 96, &other);
+  CHECK(back == (SMP_INBOX_DEPTH + 1) * SMP_REMOTE_BATCH,
+        "a sender that found %u parcels waiting gave back %zu of %u blocks", SMP_INBOX_DEPTH, back,
+        (SMP_INBOX_DEPTH + 1) * SMP_REMOTE_BATCH);
+  size_t big = 2 * SMP_INBOX_BYTES / SMP_REMOTE_BATCH; /* a batch of twice the bytes an inbox holds */
+  back = posted_back(SMP_REMOTE_BATCH, big, &other);
+  CHECK(back == SMP_REMOTE_BATCH, "a batch of %zu-byte blocks (over %u bytes) waited in the inbox (%zu of %u back)",
+        big, SMP_INBOX_BYTES, back, SMP_REMOTE_BATCH);
+  unsigned a_slot = 0, b_slot = 0;
+  back = orphans_back(&a_slot, &b_slot);
+  CHECK(a_slot != b_slot && slot_threads_in(a_slot) == 0, "the orphans' threads shared slot %u (%u threads now)",
+        a_slot, slot_threads_in(a_slot));
+  CHECK(back == SMP_REMOTE_BATCH, "blocks sent to slot %u, which has no threads, were left waiting (%zu of %u back)",
+        a_slot, back, SMP_REMOTE_BATCH);
+  checks += 7;
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
