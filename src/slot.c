@@ -94,15 +94,27 @@ void slot_moved(unsigned from, unsigned to) {
   if (to < SMP_MAX_SLOTS) atomic_fetch_add_explicit(&slot_threads[to], 1, memory_order_relaxed);
 }
 
+/* The most slots there ever were: a thread may lock any of them (its
+ * index may be past the count now), and only them, so slot_lock_all,
+ * slot_collect and the counters visit these, not all SMP_MAX_SLOTS (whose
+ * pages would all become resident: 36 pages, at every fork).  It rises
+ * under slot 0's lock, which slot_lock_all takes first. */
+static unsigned slots_ever = 1;
+
+static unsigned slots_used(void) { return __atomic_load_n(&slots_ever, __ATOMIC_RELAXED); }
+
 void slot_set_count(unsigned n) {
   if (n > SMP_MAX_SLOTS) n = SMP_MAX_SLOTS;
   if (n < 1) n = 1;
+  lock_take(&slots[0].lock);
+  if (n > slots_ever) __atomic_store_n(&slots_ever, n, __ATOMIC_RELAXED);
   atomic_store_explicit(&nslots, n, memory_order_relaxed);
+  lock_drop(&slots[0].lock);
 }
 
 void slot_counters(size_t *contended, size_t *w) {
   size_t c = 0;
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++)
+  for (unsigned i = 0, n = slots_used(); i < n; i++)
     c += atomic_load_explicit(&slots[i].contended, memory_order_relaxed);
   *contended = c;
   *w = atomic_load_explicit(&waits, memory_order_relaxed);
@@ -148,16 +160,17 @@ static slot_t *slot_lock(unsigned *idx) {
 static lock_t parcel_lock;
 
 void slot_lock_all(void) {
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_take(&slots[i].lock);
+  lock_take(&slots[0].lock); /* first: slots_ever cannot rise now */
+  for (unsigned i = 1, n = slots_used(); i < n; i++) lock_take(&slots[i].lock);
   lock_take(&parcel_lock);
 }
 void slot_unlock_all(void) {
   lock_drop(&parcel_lock);
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) lock_drop(&slots[i].lock);
+  for (unsigned i = 0, n = slots_used(); i < n; i++) lock_drop(&slots[i].lock);
 }
 void slot_reset_all(void) {
   lock_reset(&parcel_lock);
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
+  for (unsigned i = 0, n = slots_used(); i < n; i++) {
     lock_reset(&slots[i].lock);
     /* The child has one thread: the others' counts go (tcache_fork_child
      * counts the forking thread again). */
@@ -424,7 +437,7 @@ void slot_give(void **v, unsigned n, const char *who) {
 }
 
 void slot_collect(void) {
-  for (unsigned i = 0; i < SMP_MAX_SLOTS; i++) {
+  for (unsigned i = 0, n = slots_used(); i < n; i++) {
     slot_t *s = &slots[i];
     lock_take(&s->lock);
     slot_drain(s);

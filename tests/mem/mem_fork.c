@@ -21,6 +21,8 @@
  *            [--hang-child]   (control: every 10th child blocks on a mutex
  *                              the parent held at fork time, as a lock not
  *                              reset in the child would; the test must fail)
+ *            [--fork-rss KIB] (only this: one fork, with no threads, grows
+ *                              the anonymous memory by at most KIB)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -212,23 +214,52 @@ static int child_work(uint64_t seed) {
 
 static void *child_thread(void *arg) { return (void *)(intptr_t)child_work((uint64_t)(uintptr_t)arg); }
 
+/* Anonymous resident memory in KiB (/proc/self/statm: resident less
+ * shared, file-backed pages). */
+static long anon_kib(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long size, resident, shared;
+  int ok = f != NULL && fscanf(f, "%lu %lu %lu", &size, &resident, &shared) == 3;
+  if (f) fclose(f);
+  return ok ? (long)((resident - shared) * (unsigned long)sysconf(_SC_PAGESIZE) / 1024) : -1;
+}
+
+/* --fork-rss: one fork of a single-threaded program that has allocated
+ * once grows its anonymous memory by at most max KiB (the fork handlers
+ * lock the allocator's slots: only those in use should become resident). */
+static int fork_rss(long max) {
+  free(malloc(100));
+  long before = anon_kib();
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  if (pid < 0 || waitpid(pid, NULL, 0) != pid) return 2;
+  long after = anon_kib();
+  printf("mem_fork: anonymous memory %ld KiB before a fork, %ld KiB after (at most %ld more)\n", before, after,
+         max);
+  return before >= 0 && after - before <= max ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   const char *expect = NULL;
   unsigned forks = 200, child_alarm = 60;
   int hang_child = 0;
+  long fork_rss_max = -1;
   static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) expect = argv[++i];
     else if (strcmp(argv[i], "--forks") == 0 && i + 1 < argc) forks = (unsigned)atoi(argv[++i]);
     else if (strcmp(argv[i], "--child-alarm") == 0 && i + 1 < argc) child_alarm = (unsigned)atoi(argv[++i]);
     else if (strcmp(argv[i], "--hang-child") == 0) hang_child = 1;
+    else if (strcmp(argv[i], "--fork-rss") == 0 && i + 1 < argc) fork_rss_max = atol(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--forks N] [--child-alarm S] [--hang-child]\n",
+      fprintf(stderr,
+              "usage: %s [--expect smpalloc|glibc] [--forks N] [--child-alarm S] [--hang-child] [--fork-rss KIB]\n",
               argv[0]);
       return 2;
     }
   }
   if (expect_allocator(expect) != 0) return 1;
+  if (fork_rss_max >= 0) return fork_rss(fork_rss_max);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pthread_t th[NWORKERS];

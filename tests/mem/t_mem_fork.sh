@@ -7,8 +7,15 @@
 # dies of its alarm (reported as a failed child), and the whole program runs
 # under `timeout 120` (a bound for a hang, not a performance limit).
 # Under LD_PRELOAD=build/libsmpalloc.so (and 50 forks with SMPALLOC_CHECKED=1);
-# glibc runs 50 forks as a check of the program itself.  MEM_CONTROLS=1 also runs the negative control
-# (--hang-child: children blocked on a lock held at fork), which must fail.
+# glibc runs 50 forks as a check of the program itself.
+# A fork must not make the memory of every possible slot resident (the fork
+# handlers lock the slots that were ever in use, not all 128: locking all
+# grew the parent's anonymous memory by 136 KiB, glibc's grows by 0): at
+# most 32 KiB more after one fork of a program that allocated once (--fork-rss),
+# with the default slots and with SMPALLOC_SLOTS=2.
+# MEM_CONTROLS=1 also runs the negative controls, which must fail:
+# --hang-child (children blocked on a lock held at fork) and --fork-rss with
+# SMPALLOC_SLOTS=128 (every slot in use).
 # Run from the repository root (tests/run.sh does); 0 pass, else fail.
 . "$(dirname "$0")/../lib.sh" || exit 2
 own_env
@@ -20,6 +27,10 @@ run "smpalloc, 200 forks" env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --forks
 # often finds one held (a library without its fork handlers hangs here).
 run "smpalloc, SMPALLOC_CHECKED=1, 50 forks" env LD_PRELOAD="$LIB" SMPALLOC_CHECKED=1 "$BIN" --expect smpalloc --forks 50
 run "glibc (reference), 50 forks" "$BIN" --expect glibc --forks 50
+run "smpalloc, one fork: at most 32 KiB more anonymous memory" env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --fork-rss 32
+run "smpalloc, SMPALLOC_SLOTS=2, one fork: at most 32 KiB more" env LD_PRELOAD="$LIB" SMPALLOC_SLOTS=2 "$BIN" --expect smpalloc --fork-rss 32
+control "SMPALLOC_SLOTS=128: every slot in use" "the test cannot see a fork touching every slot" \
+  env LD_PRELOAD="$LIB" SMPALLOC_SLOTS=128 "$BIN" --expect smpalloc --fork-rss 32
 control "children blocked on a lock held at fork" "a hung child goes unnoticed" \
   timeout -k 5 120 env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --forks 20 --hang-child --child-alarm 2
 finish
