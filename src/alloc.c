@@ -34,10 +34,12 @@
  *               not free already (the free key); push on the thread's
  *               array of the block's class in its slot's row (another
  *               slot's row is all zero: the block goes home in a remote
- *               batch); full: give the older half back to their slabs,
- *               each under its owning slot's lock; a slab whose count
- *               reaches 0 goes to the pool (the current one once used
- *               past half), and later its pages to the kernel.  large:
+ *               batch, posted to that slot's inbox with no lock, which
+ *               its next refill drains); full: give the older half back
+ *               to their slabs, each under its owning slot's lock; a
+ *               slab whose count reaches 0 goes to the pool (the current
+ *               one once used past half), and later its pages to the
+ *               kernel.  large:
  *               a run goes to the pool too; a mapping to a small cache
  *               of mappings, or munmap.
  *

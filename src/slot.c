@@ -22,7 +22,8 @@ typedef struct {
 
 /* Blocks of one slot's slabs freed by a thread of another slot, on their
  * way home (slot_send).  Parcels are metadata, never unmapped: a drained
- * one waits in parcel_pool for the next sender. */
+ * one waits on its slot's spare list for the next sender to that slot,
+ * who takes the whole list and keeps the rest in its stash. */
 typedef struct parcel_s {
   struct parcel_s *next;
   _Atomic uint32_t depth; /* parcels in the inbox from this one down (a hint) */
@@ -41,7 +42,8 @@ typedef struct {
    * holder of the lock, so no sender waits for the lock or makes its
    * threads wait (slot_send).  Its own cache line: senders write it. */
   _Alignas(SMP_CACHE_LINE) _Atomic(parcel_t *) inbox;
-  _Atomic bool sender; /* the lock is held by a sender draining the inbox */
+  _Atomic(parcel_t *) spare; /* drained parcels: pushed as a chain, taken whole */
+  _Atomic bool sender;       /* the lock is held by a sender draining the inbox */
 } slot_t;
 
 /* All SMP_MAX_SLOTS exist; the first slot_count() are handed to threads. */
@@ -157,19 +159,14 @@ static slot_t *slot_lock(unsigned *idx) {
   return &slots[i];
 }
 
-static lock_t parcel_lock;
-
 void slot_lock_all(void) {
   lock_take(&slots[0].lock); /* first: slots_ever cannot rise now */
   for (unsigned i = 1, n = slots_used(); i < n; i++) lock_take(&slots[i].lock);
-  lock_take(&parcel_lock);
 }
 void slot_unlock_all(void) {
-  lock_drop(&parcel_lock);
   for (unsigned i = 0, n = slots_used(); i < n; i++) lock_drop(&slots[i].lock);
 }
 void slot_reset_all(void) {
-  lock_reset(&parcel_lock);
   for (unsigned i = 0, n = slots_used(); i < n; i++) {
     lock_reset(&slots[i].lock);
     /* The child has one thread: the others' counts go (tcache_fork_child
@@ -180,30 +177,36 @@ void slot_reset_all(void) {
 
 /* ---- parcels ------------------------------------------------------------ */
 
-static parcel_t *parcel_pool; /* guarded by parcel_lock (after a slot's lock) */
-
 static slot_t *give_held(slot_t *held, void **v, unsigned n, const char *who);
+
+/* Push the chain first .. last onto the list (no lock: a chain is pushed
+ * with one compare-and-swap, and lists are taken whole, so no pointer is
+ * ever read from a parcel that may have left the list meanwhile). */
+static void parcel_push(_Atomic(parcel_t *) *list, parcel_t *first, parcel_t *last) {
+  parcel_t *head = atomic_load_explicit(list, memory_order_relaxed);
+  do last->next = head;
+  while (!atomic_compare_exchange_weak_explicit(list, &head, first, memory_order_release, memory_order_relaxed));
+}
 
 /* Give the blocks posted to the held slot s back to their slabs (all are
  * s's: a slab's owner stays while its blocks are out), and the parcels to
- * the pool. */
+ * its spare list. */
 static void slot_drain(slot_t *s) {
   parcel_t *p = atomic_exchange_explicit(&s->inbox, NULL, memory_order_acquire);
   if (p == NULL) return;
   parcel_t *last = p;
   for (parcel_t *q = p; q != NULL; last = q, q = q->next) give_held(s, q->v, q->n, "free");
-  lock_take(&parcel_lock);
-  last->next = parcel_pool;
-  parcel_pool = p;
-  lock_drop(&parcel_lock);
+  parcel_push(&s->spare, p, last);
 }
 
-static parcel_t *parcel_get(void) {
-  lock_take(&parcel_lock);
-  parcel_t *p = parcel_pool;
-  if (p != NULL) parcel_pool = p->next;
-  lock_drop(&parcel_lock);
-  return p != NULL ? p : chunk_meta_alloc(sizeof *p, SMP_CACHE_LINE);
+/* A parcel for a sender to slot s: from its stash, or s's whole spare list
+ * (the rest stays in the stash), or new metadata; NULL without memory. */
+static parcel_t *parcel_get(slot_t *s, parcel_t **stash) {
+  parcel_t *p = *stash;
+  if (p == NULL) p = atomic_exchange_explicit(&s->spare, NULL, memory_order_acquire);
+  if (p == NULL) return chunk_meta_alloc(sizeof *p, SMP_CACHE_LINE);
+  *stash = p->next;
+  return p;
 }
 
 /* Blocks go home in a parcel, with no lock, unless the slot has no
@@ -213,10 +216,10 @@ static parcel_t *parcel_get(void) {
  * works elsewhere).  A sender never waits for the lock, so the slot's
  * threads never find it held by a sender for long, and do not move for
  * it. */
-void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, const char *who) {
+void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, parcel_t **stash, const char *who) {
   slot_t *s = &slots[owner];
   parcel_t *p = NULL;
-  if (slot_threads_in(owner) > 0 && (p = parcel_get()) != NULL) {
+  if (slot_threads_in(owner) > 0 && (p = parcel_get(s, stash)) != NULL) {
     memcpy(p->v, v, n * sizeof *v);
     p->n = n;
     parcel_t *head = atomic_load_explicit(&s->inbox, memory_order_relaxed);

@@ -15,7 +15,10 @@
  * seen at once (its used count reaches 0) and returned to the kernel, and
  * what keeps a producer/consumer pair bounded: the consumer's frees land
  * where the producer allocates.  Thread caches (tcache.c) batch both ways,
- * so a slot lock is taken once per batch, not once per call.
+ * so a slot lock is taken once per batch, not once per call, and a batch
+ * freed by a thread of another slot takes no lock at all: it waits in the
+ * owner's inbox (slot_send) until a thread of that slot, which holds the
+ * lock to take blocks anyway, gives it back.
  */
 #ifndef SMP_SLOT_H
 #define SMP_SLOT_H
@@ -39,8 +42,11 @@ SMP_HIDDEN void slot_give(void **v, unsigned n, const char *who);
  * bytes in all) home without waiting for its lock: they wait in its inbox
  * until a thread that locks it gives them back (its next slot_take),
  * unless the slot has no threads or its inbox is full, when the sender
- * gives them back itself. */
-SMP_HIDDEN void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, const char *who);
+ * gives them back itself.  *stash is the sender's own list of empty
+ * parcels (NULL at first; it keeps what it is given). */
+typedef struct parcel_s parcel_t;
+SMP_HIDDEN void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, parcel_t **stash,
+                          const char *who);
 /* Release every empty current slab to the pool (for smp_collect). */
 SMP_HIDDEN void slot_collect(void);
 

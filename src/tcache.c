@@ -158,12 +158,30 @@ static void give(void **v, unsigned n, const char *who) {
   }
 }
 
+_Static_assert(SMP_NCLASS <= 256 && SMP_MAX_SLOTS <= 256, "a remote block's class and slot fit a byte");
+
+/* The remote batch goes home: a parcel for each slot its blocks belong to
+ * (slot_send). */
 static void remote_flush(tcache_t *tc, const char *who) {
   unsigned n = tc->nremote;
   tc->nremote = 0;
-  if (n == 0) return;
-  if (tc->remote_owner < SMP_MAX_SLOTS) slot_send(tc->remote_owner, tc->remote, n, tc->remote_bytes, who);
-  else slot_give(tc->remote, n, who);
+  void *home[SMP_REMOTE_BATCH];
+  for (unsigned left = n; left > 0;) {
+    unsigned slot = tc->remote_slot[0], k = 0, rest = 0;
+    size_t bytes = 0;
+    for (unsigned i = 0; i < left; i++) {
+      if (tc->remote_slot[i] == slot) {
+        home[k++] = tc->remote[i];
+        bytes += class_table[tc->remote_class[i]].size;
+      } else {
+        tc->remote[rest] = tc->remote[i];
+        tc->remote_slot[rest] = tc->remote_slot[i];
+        tc->remote_class[rest++] = tc->remote_class[i];
+      }
+    }
+    slot_send(slot, home, k, bytes, &tc->stash, who);
+    left = rest;
+  }
   track_forget(tc->remote, n * sizeof *tc->remote);
 }
 
@@ -266,9 +284,8 @@ bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
     return true;
   }
   if (owner != tc->slot) {
-    if (tc->nremote == 0) tc->remote_owner = owner, tc->remote_bytes = 0;
-    else if (owner != tc->remote_owner) tc->remote_owner = SMP_MAX_SLOTS; /* mixed */
-    tc->remote_bytes += class_table[c].size;
+    tc->remote_slot[tc->nremote] = (uint8_t)owner;
+    tc->remote_class[tc->nremote] = (uint8_t)c;
     tc->remote[tc->nremote++] = p;
     if (tc->nremote < SMP_REMOTE_BATCH) return false;
     remote_flush(tc, who);

@@ -29,8 +29,9 @@
  * (tests/mem/t_mem_size_walk.sh).
  *
  * free() pushes here only blocks of slabs that the thread's own slot owns.
- * A block of another slot's slab goes on the thread's remote batch, given
- * back SMP_REMOTE_BATCH blocks at a time: reusing it here would write into
+ * A block of another slot's slab goes on the thread's remote batch, sent
+ * home SMP_REMOTE_BATCH blocks at a time (slot_send: to the slot's inbox,
+ * with no lock, when all are one slot's): reusing it here would write into
  * cache lines that its slab's other blocks share with other threads (false
  * sharing), and it is wanted back where it came from.  That costs free no
  * compare: a thread has a row of bins per slot (slab_rows of them, slab.h)
@@ -73,10 +74,10 @@ typedef struct tcache_s {
                              visit no other bin, and touch no other memory */
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
   uint32_t nremote;
-  uint32_t remote_owner;  /* the slot of every remote block, or
-                             SMP_MAX_SLOTS: of several */
-  uint32_t remote_bytes;  /* their bytes */
   void *remote[SMP_REMOTE_BATCH];
+  uint8_t remote_slot[SMP_REMOTE_BATCH]; /* each one's slot and class */
+  uint8_t remote_class[SMP_REMOTE_BATCH];
+  struct parcel_s *stash; /* empty parcels for sending them (slot.h) */
   void **space;           /* the arrays' room: after the rows, in the same
                              allocation; a thread touches the header, its
                              live row and its bins' arrays, packed (a page
