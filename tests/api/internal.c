@@ -35,7 +35,8 @@
  *     thread of that slot takes blocks; a sender that finds the inbox
  *     full (SMP_INBOX_DEPTH parcels, or SMP_INBOX_BYTES) and its lock
  *     free gives every parcel back itself, and so does one whose blocks'
- *     slot has no threads left.
+ *     slot has no threads left; a batch of two slots' blocks goes home
+ *     as two parcels; smp_collect drains every inbox.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -152,6 +153,38 @@ static size_t orphans_back(unsigned *a_slot, unsigned *b_slot) {
   pthread_join(b, NULL);
   *a_slot = pa.slot, *b_slot = pb.slot;
   return before - class_in_use(96);
+}
+
+/* A remote batch of two slots' blocks: main's and x's (x lives on
+ * another slot until released), freed by a thread of a third slot. */
+static void *mixed_x(void *arg) {
+  struct post *p = arg;
+  for (unsigned i = 0; i < p->n; i++) p->v[i] = smp_malloc(96);
+  p->slot = tcache_tls.self->slot;
+  pthread_barrier_wait(&bar_joined);
+  pthread_barrier_wait(&bar_exited);
+  return NULL;
+}
+static size_t mixed_back(unsigned *slots3, size_t *left) {
+  enum { HALF = SMP_REMOTE_BATCH / 2 };
+  static void *v[SMP_REMOTE_BATCH];
+  for (unsigned i = 0; i < HALF; i++) v[i] = smp_malloc(96);
+  struct post px = {v + HALF, HALF, 0}, py = {v, SMP_REMOTE_BATCH, 0};
+  pthread_t x, y;
+  pthread_barrier_init(&bar_joined, NULL, 2);
+  pthread_barrier_init(&bar_exited, NULL, 2);
+  if (pthread_create(&x, NULL, mixed_x, &px) != 0) return (size_t)-1;
+  pthread_barrier_wait(&bar_joined);
+  size_t before = class_in_use(96);
+  if (pthread_create(&y, NULL, post_thread, &py) != 0) return (size_t)-1;
+  pthread_join(y, NULL);
+  size_t back = before - class_in_use(96);
+  pthread_barrier_wait(&bar_exited);
+  pthread_join(x, NULL);
+  slots3[0] = tcache_tls.self->slot, slots3[1] = px.slot, slots3[2] = py.slot;
+  smp_collect(); /* drains every inbox */
+  *left = class_in_use(96); /* none is live, cached or posted now */
+  return back;
 }
 
 /* Slabs held by the class of n bytes (the statistics). */
@@ -294,7 +327,16 @@ int main(void) {
         a_slot, slot_threads_in(a_slot));
   CHECK(back == SMP_REMOTE_BATCH, "blocks sent to slot %u, which has no threads, were left waiting (%zu of %u back)",
         a_slot, back, SMP_REMOTE_BATCH);
-  checks += 7;
+  unsigned s3[3] = {0, 0, 0};
+  size_t collected = 0;
+  back = mixed_back(s3, &collected);
+  CHECK(s3[0] != s3[1] && s3[1] != s3[2] && s3[0] != s3[2], "the mixed batch's threads share slots (%u %u %u)", s3[0],
+        s3[1], s3[2]);
+  CHECK(back == 0, "a batch of slots %u's and %u's blocks: %zu of %u given back by their sender, not posted", s3[0],
+        s3[1], back, SMP_REMOTE_BATCH);
+  CHECK(collected == 0, "%zu blocks of 96 B still out of their slabs after smp_collect (the inboxes not drained?)",
+        collected);
+  checks += 10;
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
