@@ -192,6 +192,9 @@ static void parcel_push(_Atomic(parcel_t *) *list, parcel_t *first, parcel_t *la
  * s's: a slab's owner stays while its blocks are out), and the parcels to
  * its spare list. */
 static void slot_drain(slot_t *s) {
+  /* A load first: an empty inbox (the common case) costs no locked
+   * instruction. */
+  if (atomic_load_explicit(&s->inbox, memory_order_relaxed) == NULL) return;
   parcel_t *p = atomic_exchange_explicit(&s->inbox, NULL, memory_order_acquire);
   if (p == NULL) return;
   parcel_t *last = p;
