@@ -255,7 +255,12 @@ void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, parcel_t **st
     atomic_store_explicit(&s->sender, false, memory_order_relaxed);
     return;
   }
-  slot_give(v, n, who);
+  /* No threads (or no memory for a parcel): the blocks go back now, and
+   * so do any parcels posted while the slot still had threads. */
+  lock_take(&s->lock);
+  slot_drain(s);
+  slot_t *held = give_held(s, v, n, who);
+  if (held) lock_drop(&held->lock);
 }
 
 /* ---- taking blocks ------------------------------------------------------ */

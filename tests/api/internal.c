@@ -35,8 +35,9 @@
  *     thread of that slot takes blocks; a sender that finds the inbox
  *     full (SMP_INBOX_DEPTH parcels, or SMP_INBOX_BYTES) and its lock
  *     free gives every parcel back itself, and so does one whose blocks'
- *     slot has no threads left; a batch of two slots' blocks goes home
- *     as two parcels; smp_collect drains every inbox.
+ *     slot has no threads left (with the parcels posted there before);
+ *     a batch of two slots' blocks goes home as two parcels;
+ *     smp_collect drains every inbox.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -121,32 +122,41 @@ static size_t posted_back(unsigned k, size_t n, unsigned *slot) {
 }
 
 /* A slot with no threads left: blocks of its slabs freed elsewhere are
- * given back by their sender.  Thread a (on a slot of its own) allocates
- * them; b joins another slot while a lives, and frees them once a has
- * exited. */
-static pthread_barrier_t bar_joined, bar_exited;
+ * given back by their sender, with the parcels posted to it before.
+ * Thread a (on a slot of its own) allocates two batches; b joins another
+ * slot while a lives, frees the first batch (posted: a lives), and the
+ * second once a has exited. */
+static pthread_barrier_t bar_joined, bar_posted, bar_exited;
 static void *orphan_a(void *arg) {
   struct post *p = arg;
   for (unsigned i = 0; i < p->n; i++) p->v[i] = smp_malloc(96);
   p->slot = tcache_tls.self->slot;
   pthread_barrier_wait(&bar_joined);
+  pthread_barrier_wait(&bar_posted);
   return NULL;
 }
 static void *orphan_b(void *arg) {
+  struct post *p = arg, first = {p->v, SMP_REMOTE_BATCH, 0}, second = {p->v + SMP_REMOTE_BATCH, SMP_REMOTE_BATCH, 0};
   smp_free(smp_malloc(8)); /* joins a slot */
   pthread_barrier_wait(&bar_joined);
+  post_thread(&first);
+  pthread_barrier_wait(&bar_posted);
   pthread_barrier_wait(&bar_exited);
-  return post_thread(arg);
+  post_thread(&second);
+  p->slot = second.slot;
+  return NULL;
 }
 static size_t orphans_back(unsigned *a_slot, unsigned *b_slot) {
-  static void *v[SMP_REMOTE_BATCH];
-  struct post pa = {v, SMP_REMOTE_BATCH, 0}, pb = {v, SMP_REMOTE_BATCH, 0};
+  static void *v[2 * SMP_REMOTE_BATCH];
+  struct post pa = {v, 2 * SMP_REMOTE_BATCH, 0}, pb = {v, 2 * SMP_REMOTE_BATCH, 0};
   pthread_t a, b;
   pthread_barrier_init(&bar_joined, NULL, 3);
+  pthread_barrier_init(&bar_posted, NULL, 3);
   pthread_barrier_init(&bar_exited, NULL, 2);
   if (pthread_create(&a, NULL, orphan_a, &pa) != 0 || pthread_create(&b, NULL, orphan_b, &pb) != 0)
     return (size_t)-1;
   pthread_barrier_wait(&bar_joined);
+  pthread_barrier_wait(&bar_posted);
   pthread_join(a, NULL);
   size_t before = class_in_use(96);
   pthread_barrier_wait(&bar_exited);
@@ -325,8 +335,9 @@ int main(void) {
   back = orphans_back(&a_slot, &b_slot);
   CHECK(a_slot != b_slot && slot_threads_in(a_slot) == 0, "the orphans' threads shared slot %u (%u threads now)",
         a_slot, slot_threads_in(a_slot));
-  CHECK(back == SMP_REMOTE_BATCH, "blocks sent to slot %u, which has no threads, were left waiting (%zu of %u back)",
-        a_slot, back, SMP_REMOTE_BATCH);
+  CHECK(back == 2 * SMP_REMOTE_BATCH,
+        "blocks sent to slot %u, which has no threads, or posted there before, were left waiting (%zu of %u back)",
+        a_slot, back, 2 * SMP_REMOTE_BATCH);
   unsigned s3[3] = {0, 0, 0};
   size_t collected = 0;
   back = mixed_back(s3, &collected);
