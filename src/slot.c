@@ -212,8 +212,16 @@ static parcel_t *parcel_get(slot_t *s, parcel_t **stash) {
   return p;
 }
 
+void slot_drain_idle(unsigned i) {
+  if (i >= SMP_MAX_SLOTS || atomic_load_explicit(&slots[i].inbox, memory_order_relaxed) == NULL) return;
+  lock_take(&slots[i].lock);
+  slot_drain(&slots[i]);
+  lock_drop(&slots[i].lock);
+}
+
 /* Blocks go home in a parcel, with no lock, unless the slot has no
- * threads to give them back (the sender does, under its lock), or its
+ * threads to give them back (the sender does, under its lock, with any
+ * parcel posted there after its last thread drained the inbox), or its
  * inbox is full (SMP_INBOX_DEPTH parcels or SMP_INBOX_BYTES) and its lock
  * is free (the sender gives them all back: a thread of the slot sleeps or
  * works elsewhere).  A sender never waits for the lock, so the slot's

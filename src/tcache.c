@@ -217,6 +217,7 @@ void tcache_destroy(tcache_t *tc) {
   flush(tc);
   tcache_clear(tc); /* every row zero while it waits for reuse */
   slot_leave(tc->slot);
+  if (slot_threads_in(tc->slot) == 0) slot_drain_idle(tc->slot); /* the slot's last thread */
   lock_take(&tcache_lock);
   tc->next_free = tcache_free_list;
   tcache_free_list = tc;

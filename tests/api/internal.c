@@ -35,7 +35,8 @@
  *     thread of that slot takes blocks; a sender that finds the inbox
  *     full (SMP_INBOX_DEPTH parcels, or SMP_INBOX_BYTES) and its lock
  *     free gives every parcel back itself, and so does one whose blocks'
- *     slot has no threads left (with the parcels posted there before);
+ *     slot has no threads left, and a slot's last thread drains its
+ *     inbox as it exits;
  *     a batch of two slots' blocks goes home as two parcels;
  *     smp_collect drains every inbox.
  */
@@ -121,16 +122,17 @@ static size_t posted_back(unsigned k, size_t n, unsigned *slot) {
   return before - class_in_use(n);
 }
 
-/* A slot with no threads left: blocks of its slabs freed elsewhere are
- * given back by their sender, with the parcels posted to it before.
- * Thread a (on a slot of its own) allocates two batches; b joins another
- * slot while a lives, frees the first batch (posted: a lives), and the
- * second once a has exited. */
+/* A slot with no threads left: its last thread gives back what was
+ * posted to it as it exits, and blocks of its slabs freed afterwards are
+ * given back by their sender.  Thread a (on a slot of its own) allocates
+ * two batches; b joins another slot while a lives, frees the first batch
+ * (posted: a lives), and the second once a has exited. */
 static pthread_barrier_t bar_joined, bar_posted, bar_exited;
 static void *orphan_a(void *arg) {
   struct post *p = arg;
   for (unsigned i = 0; i < p->n; i++) p->v[i] = smp_malloc(96);
   p->slot = tcache_tls.self->slot;
+  tcache_flush(); /* blocks it fetched but did not hand out: not counted below */
   pthread_barrier_wait(&bar_joined);
   pthread_barrier_wait(&bar_posted);
   return NULL;
@@ -146,7 +148,7 @@ static void *orphan_b(void *arg) {
   p->slot = second.slot;
   return NULL;
 }
-static size_t orphans_back(unsigned *a_slot, unsigned *b_slot) {
+static size_t orphans_back(unsigned *a_slot, unsigned *b_slot, size_t *at_exit) {
   static void *v[2 * SMP_REMOTE_BATCH];
   struct post pa = {v, 2 * SMP_REMOTE_BATCH, 0}, pb = {v, 2 * SMP_REMOTE_BATCH, 0};
   pthread_t a, b;
@@ -156,13 +158,14 @@ static size_t orphans_back(unsigned *a_slot, unsigned *b_slot) {
   if (pthread_create(&a, NULL, orphan_a, &pa) != 0 || pthread_create(&b, NULL, orphan_b, &pb) != 0)
     return (size_t)-1;
   pthread_barrier_wait(&bar_joined);
+  size_t start = class_in_use(96);
   pthread_barrier_wait(&bar_posted);
   pthread_join(a, NULL);
-  size_t before = class_in_use(96);
+  *at_exit = start - class_in_use(96);
   pthread_barrier_wait(&bar_exited);
   pthread_join(b, NULL);
   *a_slot = pa.slot, *b_slot = pb.slot;
-  return before - class_in_use(96);
+  return start - class_in_use(96);
 }
 
 /* A remote batch of two slots' blocks: main's and x's (x lives on
@@ -332,7 +335,10 @@ int main(void) {
   CHECK(back == SMP_REMOTE_BATCH, "a batch of %zu-byte blocks (over %u bytes) waited in the inbox (%zu of %u back)",
         big, SMP_INBOX_BYTES, back, SMP_REMOTE_BATCH);
   unsigned a_slot = 0, b_slot = 0;
-  back = orphans_back(&a_slot, &b_slot);
+  size_t at_exit = 0;
+  back = orphans_back(&a_slot, &b_slot, &at_exit);
+  CHECK(at_exit == SMP_REMOTE_BATCH, "slot %u's last thread exited, %zu of the %u blocks posted to it came back",
+        a_slot, at_exit, SMP_REMOTE_BATCH);
   CHECK(a_slot != b_slot && slot_threads_in(a_slot) == 0, "the orphans' threads shared slot %u (%u threads now)",
         a_slot, slot_threads_in(a_slot));
   CHECK(back == 2 * SMP_REMOTE_BATCH,
@@ -347,7 +353,7 @@ int main(void) {
         s3[1], back, SMP_REMOTE_BATCH);
   CHECK(collected == 0, "%zu blocks of 96 B still out of their slabs after smp_collect (the inboxes not drained?)",
         collected);
-  checks += 10;
+  checks += 11;
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
