@@ -43,7 +43,8 @@ typedef struct {
    * threads wait (slot_send).  Its own cache line: senders write it. */
   _Alignas(SMP_CACHE_LINE) _Atomic(parcel_t *) inbox;
   _Atomic(parcel_t *) spare; /* drained parcels: pushed as a chain, taken whole */
-  _Atomic bool sender;       /* the lock is held by a sender draining the inbox */
+  _Atomic bool sender;       /* the lock is held by a sender draining the
+                                inbox (a hint: two senders may race on it) */
 } slot_t;
 
 /* All SMP_MAX_SLOTS exist; the first slot_count() are handed to threads. */

@@ -45,11 +45,11 @@ SMP_HIDDEN void slot_give(void **v, unsigned n, const char *who);
  * gives them back itself.  *stash is the sender's own list of empty
  * parcels (NULL at first; it keeps what it is given). */
 typedef struct parcel_s parcel_t;
+SMP_HIDDEN void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, parcel_t **stash,
+                          const char *who);
 /* Give back what waits in slot i's inbox (its last thread exits: nobody
  * else would). */
 SMP_HIDDEN void slot_drain_idle(unsigned i);
-SMP_HIDDEN void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, parcel_t **stash,
-                          const char *who);
 /* Release every empty current slab to the pool (for smp_collect). */
 SMP_HIDDEN void slot_collect(void);
 

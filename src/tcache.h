@@ -30,8 +30,8 @@
  *
  * free() pushes here only blocks of slabs that the thread's own slot owns.
  * A block of another slot's slab goes on the thread's remote batch, sent
- * home SMP_REMOTE_BATCH blocks at a time (slot_send: to the slot's inbox,
- * with no lock, when all are one slot's): reusing it here would write into
+ * home SMP_REMOTE_BATCH blocks at a time (slot_send: a parcel for each
+ * slot, to its inbox, with no lock): reusing it here would write into
  * cache lines that its slab's other blocks share with other threads (false
  * sharing), and it is wanted back where it came from.  That costs free no
  * compare: a thread has a row of bins per slot (slab_rows of them, slab.h)
