@@ -134,7 +134,8 @@
 /* ...or, for every busy class, once the heap holds this many granules in
  * slabs and runs (16 MiB): a partly used huge page is then at most an
  * eighth of it, and a big heap's random access misses the TLB far less in
- * huge pages (glibc-thread: 17 MiB live over 62 classes). */
+ * huge pages (glibc-thread: about 28 MB live over 62 classes, 2 threads x
+ * 2,048 blocks of 6.8 KB on average). */
 #ifndef SMP_HUGE_HEAP
 #define SMP_HUGE_HEAP 256u
 #endif
