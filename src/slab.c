@@ -75,7 +75,14 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
       if (run > want - got) run = want - got;
       x &= run == 64 ? 0 : ~(((((uint64_t)1 << run) - 1)) << first);
       uintptr_t p = base + (uintptr_t)(w * 64 + first) * size;
-      for (unsigned i = 0; i < run; i++, p += size) out[got + i] = (void *)p;
+      void **o = out + got, **oend = o + run;
+      for (; oend - o >= 4; o += 4, p += 4 * (uintptr_t)size) {
+        o[0] = (void *)p;
+        o[1] = (void *)(p + size);
+        o[2] = (void *)(p + 2 * (uintptr_t)size);
+        o[3] = (void *)(p + 3 * (uintptr_t)size);
+      }
+      for (; o < oend; o++, p += size) *o = (void *)p;
       got += run;
       end = (w * 64 + first + run) * size;
     }
