@@ -81,9 +81,13 @@ static void thread_exit(void *tc) {
 }
 
 /* Re-read the CPU count at most once per SMP_RECOUNT_MS (taskset, a
- * cgroup limit), when a thread starts. */
+ * cgroup limit), when a thread starts; not for the first, which init_once
+ * has just counted for (so a program with one thread reads no clock at
+ * start-up: os.h). */
 static void recount(void) {
   static _Atomic uint32_t last;
+  static _Atomic bool counted;
+  if (!atomic_exchange_explicit(&counted, true, memory_order_relaxed)) return;
   uint32_t now = os_now_ms(), then = atomic_load_explicit(&last, memory_order_relaxed);
   if (options.slots || (uint32_t)(now - then) < SMP_RECOUNT_MS) return;
   if (atomic_compare_exchange_strong(&last, &then, now)) set_slots();

@@ -119,8 +119,9 @@ void *os_map_guarded(size_t size) {
 
 void *os_reserve_readonly(size_t size) {
   int saved = errno;
-  struct rlimit as;
-  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY) {
+  struct rlimit as; /* prlimit64's struct on a 64-bit system */
+  _Static_assert(sizeof as == 16, "struct rlimit is two 64-bit words");
+  if (syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) != 0 || as.rlim_cur != RLIM_INFINITY) {
     errno = saved;
     return NULL;
   }
@@ -274,11 +275,15 @@ static unsigned os_cgroup_cpus(void) {
 }
 
 unsigned os_cpu_count(void) {
-  cpu_set_t set;
+  unsigned long mask[sizeof(cpu_set_t) / sizeof(unsigned long)];
   int saved = errno;
   unsigned n = 0;
-  /* The libc wrapper is a bare system call: no allocation, safe early. */
-  if (sched_getaffinity(0, sizeof set, &set) == 0) n = (unsigned)CPU_COUNT(&set);
+  /* The system call itself, not libc's wrapper (nor CPU_COUNT's helper):
+   * no allocation, safe early, and no page of libc that the program may
+   * never use gets mapped (os.h).  It returns the bytes of the mask it
+   * wrote. */
+  long got = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+  for (long i = 0; i < got / (long)sizeof *mask; i++) n += (unsigned)__builtin_popcountl(mask[i]);
   if (n == 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     n = c > 0 ? (unsigned)c : 1;

@@ -7,6 +7,10 @@
  *                        not immediate; prints "survived" if not stopped
  *   options slots        prints smp_stats_get()'s slot count (the library's
  *                        smp_stats_get, found with dlsym)
+ *   options narrowed     prints the slot count, narrows the process to one
+ *                        CPU (sched_setaffinity), starts a thread that
+ *                        mallocs, and prints the count again: "N 1" when
+ *                        the count follows the mask as a thread starts
  *   options purge        allocates 64 MiB in 1000-byte blocks, touches them,
  *                        frees them all, and prints "peak=R0 after=R1": the
  *                        resident set (bytes) before and right after the
@@ -23,6 +27,8 @@
  * Built with -fno-builtin-malloc -fno-builtin-free so every call reaches the
  * allocator. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,23 @@
 #include "smpalloc.h"
 
 static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+
+/* smp_stats_get()'s slot count (the library's, found with dlsym); exits 3
+ * if there is none. */
+static size_t slot_count(void) {
+  int (*get)(smp_stats_t *) = (int (*)(smp_stats_t *))dlsym(RTLD_DEFAULT, "smp_stats_get");
+  smp_stats_t st;
+  if (get == NULL || get(&st) != 0) {
+    fprintf(stderr, "options: smp_stats_get is %s\n", get == NULL ? "not exported" : "failing");
+    exit(3);
+  }
+  return st.slots;
+}
+
+static void *thread_malloc(void *arg) {
+  free(malloc(100));
+  return arg;
+}
 
 /* Resident bytes, from /proc/self/statm, without allocating. */
 static size_t rss_bytes(void) {
@@ -86,18 +109,30 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(mode, "slots") == 0) {
-    int (*get)(smp_stats_t *) = (int (*)(smp_stats_t *))dlsym(RTLD_DEFAULT, "smp_stats_get");
-    if (get == NULL) {
-      fprintf(stderr, "options: smp_stats_get is not exported\n");
-      return 3;
-    }
-    smp_stats_t st;
-    if (get(&st) != 0) {
-      fprintf(stderr, "options: smp_stats_get failed\n");
+    size_t slots = slot_count();
+    say("main-done\n");
+    printf("%zu\n", slots);
+    return 0;
+  }
+  if (strcmp(mode, "narrowed") == 0) {
+    free(malloc(10));
+    size_t before = slot_count();
+    cpu_set_t now, one;
+    if (sched_getaffinity(0, sizeof now, &now) != 0) return 3;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &now)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    pthread_t t;
+    if (sched_setaffinity(0, sizeof one, &one) != 0 || pthread_create(&t, NULL, thread_malloc, NULL) != 0 ||
+        pthread_join(t, NULL) != 0) {
+      fprintf(stderr, "options: cannot narrow the CPUs or run a thread\n");
       return 3;
     }
     say("main-done\n");
-    printf("%zu\n", st.slots);
+    printf("%zu %zu\n", before, slot_count());
     return 0;
   }
   if (strcmp(mode, "idle") == 0) {

@@ -132,6 +132,14 @@ if command -v taskset >/dev/null && [ "$cpus" -gt 1 ]; then
   if [ "$(cat "$tmp/ts.out")" = 1 ]; then ok "taskset -c 0: one slot"
   else fail "taskset -c 0: want 1 slot, got '$(cat "$tmp/ts.out")'"; fi
 fi
+# ... and it is read again when a thread starts (the first re-read comes
+# with the second thread: the first thread's start does not read the clock,
+# t_mem_startup): narrowed to one CPU, the next thread sees one slot.
+if [ "$cpus" -gt 1 ]; then
+  LD_PRELOAD=$LIB "$BIN" narrowed >"$tmp/nr.out" 2>/dev/null
+  if [ "$(cat "$tmp/nr.out")" = "$default_slots 1" ]; then ok "narrowed to one CPU: the next thread sees one slot"
+  else fail "narrowed to one CPU: want '$default_slots 1', got '$(cat "$tmp/nr.out")'"; fi
+fi
 
 # ---- SMPALLOC_PURGE_DELAY_MS, SMPALLOC_PURGE_THRESHOLD -------------------------
 # options purge prints the RSS before and right after freeing 64 MiB.
