@@ -7,15 +7,18 @@
  * the CPUs and reads the SMPALLOC_* options if the environment is set up
  * (it is in every link mode once libc's own start-up has run; if not yet,
  * the constructor reads them).  The constructor then does what may
- * allocate or print: the verbose line, the at-exit report, pthread_atfork.
+ * allocate or print: the verbose line, the at-exit report, and the hook
+ * that registers the fork handlers once the process has a second thread
+ * (lock.h).
  * An atomic state machine makes init_once safe from any thread; nothing in
  * it can call malloc.
  *
  * Fork: the prepare handler takes every lock of the allocator in a fixed
- * order (all SMP_MAX_SLOTS slot locks, so a slot count that grows meanwhile
- * cannot leave one out; the thread caches' lock; the large-block cache; the
- * pool and metadata), the parent releases them, and the child resets them:
- * the child starts with consistent lists and can allocate at once.
+ * order (every slot lock ever used, slot 0's first, under which that count
+ * rises (slot.c); the thread caches' lock; the large-block cache; the pool
+ * and metadata), the parent releases them, and the child resets them: the
+ * child starts with consistent lists and can allocate at once.  The
+ * handlers are registered once the process has a second thread (lock.h).
  *
  * Thread exit: a pthread key's destructor gives the thread's cached blocks
  * back and its cache to the next thread.
@@ -132,8 +135,12 @@ static void fork_child(void) {
   tcache_fork_child();
 }
 
+static void fork_register(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
 /* Runs after libc is initialised, before main: the place for set-up that
- * may allocate (pthread_atfork does) or print. */
+ * may allocate (pthread_atfork does) or print.  The fork handlers are
+ * registered by the first lock taken once the process has a second thread
+ * (lock.h); from here on, since pthread_atfork may allocate. */
 __attribute__((constructor)) static void init_constructor(void) {
   init_once();
   if (!atomic_load(&options_read)) { /* the environment was not ready before */
@@ -142,5 +149,6 @@ __attribute__((constructor)) static void init_constructor(void) {
     if (options.checked) tcache_refresh(); /* this thread's cache: none now */
   }
   stats_init();
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  lock_set_fork_hook(fork_register);
+  lock_fork_guard(); /* registers now if the process has threads already */
 }

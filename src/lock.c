@@ -20,9 +20,32 @@ static inline void cpu_relax(void) {
 bool lock_try_spin(lock_t *l) {
   for (unsigned i = atomic_load_explicit(&lock_spin, memory_order_relaxed); i > 0; i--) {
     cpu_relax();
-    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && lock_try(l)) return true;
+    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && lock_cas(l)) return true;
   }
   return false;
+}
+
+/* ---- fork safety (lock.h) ------------------------------------------------ */
+
+_Atomic int lock_fork_ready; /* 0 not registered, 1 being registered, 2 registered */
+static void (*_Atomic fork_hook)(void);
+static __thread bool registering; /* this thread is in the hook (it may allocate) */
+
+void lock_set_fork_hook(void (*hook)(void)) { atomic_store_explicit(&fork_hook, hook, memory_order_release); }
+
+void lock_fork_guard(void) {
+  if (registering || lock_one_thread()) return;
+  void (*hook)(void) = atomic_load_explicit(&fork_hook, memory_order_acquire);
+  if (hook == NULL) return; /* start-up is not done: its constructor registers */
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&lock_fork_ready, &expect, 1)) {
+    registering = true;
+    hook();
+    registering = false;
+    atomic_store_explicit(&lock_fork_ready, 2, memory_order_release);
+    return;
+  }
+  while (atomic_load_explicit(&lock_fork_ready, memory_order_acquire) != 2) cpu_relax();
 }
 
 void lock_wait(lock_t *l) {

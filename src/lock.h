@@ -15,10 +15,37 @@
 
 typedef _Atomic int lock_t;
 
-static inline bool lock_try(lock_t *l) {
+/* Fork safety, put off until it is needed.  A fork copies the allocator's
+ * locks as they are: one that another thread holds stays held in the child
+ * for good.  So fork handlers (init.c) take every lock before a fork and
+ * free them after; but registering them (pthread_atfork) maps a page of
+ * libc a single-threaded program may never use (os.h: about 80 KB), and
+ * with one thread no other thread can hold a lock when it forks.  So the
+ * handlers are registered by the first lock taken once the process has a
+ * second thread (glibc's __libc_single_threaded): lock_fork_guard, at
+ * every lock.  A thread that registers holds no lock then: when it took its
+ * last one the process had one thread, itself, and it has created none
+ * since, being inside the allocator; so does one that waits for another
+ * thread to finish registering.  lock_fork_ready is 2 once registered. */
+SMP_HIDDEN extern _Atomic int lock_fork_ready;
+SMP_HIDDEN void lock_fork_guard(void);
+/* glibc's flag: true until the process creates its first thread, then false
+ * for good.  Without it (another libc) the process counts as threaded. */
+extern char __libc_single_threaded __attribute__((weak));
+static inline bool lock_one_thread(void) { return &__libc_single_threaded != NULL && __libc_single_threaded; }
+/* The registration (init.c sets it when start-up is done; until then the
+ * guard does nothing). */
+SMP_HIDDEN void lock_set_fork_hook(void (*hook)(void));
+
+static inline bool lock_cas(lock_t *l) {
   int expect = 0;
   return atomic_compare_exchange_strong_explicit(l, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed);
+}
+static inline bool lock_try(lock_t *l) {
+  if (unlikely(atomic_load_explicit(&lock_fork_ready, memory_order_relaxed) != 2) && !lock_one_thread())
+    lock_fork_guard();
+  return lock_cas(l);
 }
 /* Poll the held lock l (SMP_LOCK_SPIN times with more than one CPU, else
  * not at all) and take it if it comes free: true when taken. */

@@ -21,7 +21,8 @@
  *            [--hang-child]   (control: every 10th child blocks on a mutex
  *                              the parent held at fork time, as a lock not
  *                              reset in the child would; the test must fail)
- *            [--fork-rss KIB] (only this: one fork, with no threads, grows
+ *            [--fork-rss KIB] (only this: one fork, after a second thread
+ *                              allocated once and was joined, grows
  *                              the anonymous memory by at most KIB)
  */
 #include <pthread.h>
@@ -224,11 +225,20 @@ static long anon_kib(void) {
   return ok ? (long)((resident - shared) * (unsigned long)sysconf(_SC_PAGESIZE) / 1024) : -1;
 }
 
-/* --fork-rss: one fork of a single-threaded program that has allocated
- * once grows its anonymous memory by at most max KiB (the fork handlers
- * lock the allocator's slots: only those in use should become resident). */
+static void *alloc_once(void *arg) {
+  free(malloc(100));
+  return arg;
+}
+
+/* --fork-rss: one fork of a program that has allocated once, from its main
+ * thread and from a second thread (joined: with two threads the fork
+ * handlers are registered, lock.h), grows its anonymous memory by at most
+ * max KiB (the fork handlers lock the allocator's slots: only those in use
+ * should become resident). */
 static int fork_rss(long max) {
   free(malloc(100));
+  pthread_t t;
+  if (pthread_create(&t, NULL, alloc_once, NULL) != 0 || pthread_join(t, NULL) != 0) return 2;
   long before = anon_kib();
   pid_t pid = fork();
   if (pid == 0) _exit(0);

@@ -5,23 +5,26 @@
  * first time the allocator calls it: its page of libc is mapped, with up to
  * 15 neighbours (the kernel's fault-around), 64 KiB.  So smpalloc's start-up
  * makes its system calls through syscall() and reads no clock (src/os.h).
- * This program defines clock_gettime, sched_getaffinity and getrlimit
- * itself (linked with -rdynamic, so the library's calls bind to them: the
- * executable comes first in the lookup order), counts the calls and passes
- * them on as system calls.  It prints
+ * This program defines clock_gettime, sched_getaffinity, getrlimit and
+ * __register_atfork (what pthread_atfork calls) itself (linked with
+ * -rdynamic, so the library's calls bind to them: the executable comes
+ * first in the lookup order), counts the calls and passes them on (system
+ * calls; libc's __register_atfork).  It prints
  *
- *   start: clock_gettime=C sched_getaffinity=A getrlimit=R
+ *   start: clock_gettime=C sched_getaffinity=A getrlimit=R atfork=F
  *
  * for everything up to and including a malloc and a free in main, then
  * starts a thread that mallocs and frees (smpalloc reads the clock when a
- * second thread starts: the count must grow, or the counting does not see
- * the library's calls at all) and prints
+ * second thread starts, and registers its fork handlers at the first lock
+ * taken once there are two threads: the counts must grow, or the counting
+ * does not see the library's calls at all) and prints
  *
- *   thread: clock_gettime=C
+ *   thread: clock_gettime=C atfork=F
  *
  *   mem_startup [--expect smpalloc|glibc]
  */
 #define MEM_PROG "mem_startup"
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -29,7 +32,7 @@
 
 #include "mem_common.h"
 
-static _Atomic int n_clock, n_affinity, n_rlimit;
+static _Atomic int n_clock, n_affinity, n_rlimit, n_atfork;
 
 int clock_gettime(clockid_t clock, struct timespec *ts) {
   n_clock++;
@@ -49,6 +52,13 @@ int getrlimit(__rlimit_resource_t resource, struct rlimit *limit) {
   return syscall(SYS_prlimit64, 0, resource, NULL, limit) == 0 ? 0 : -1;
 }
 
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso) {
+  n_atfork++;
+  int (*next)(void (*)(void), void (*)(void), void (*)(void), void *) =
+      (int (*)(void (*)(void), void (*)(void), void (*)(void), void *))dlsym(RTLD_NEXT, "__register_atfork");
+  return next != NULL ? next(prepare, parent, child, dso) : -1;
+}
+
 static void *worker(void *arg) {
   free(malloc(100));
   return arg;
@@ -57,14 +67,15 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   const char *expect = argc > 2 && strcmp(argv[1], "--expect") == 0 ? argv[2] : NULL;
   free(malloc(10));
-  int start_clock = n_clock;
-  printf("start: clock_gettime=%d sched_getaffinity=%d getrlimit=%d\n", start_clock, n_affinity, n_rlimit);
+  int start_clock = n_clock, start_atfork = n_atfork;
+  printf("start: clock_gettime=%d sched_getaffinity=%d getrlimit=%d atfork=%d\n", start_clock, n_affinity,
+         n_rlimit, start_atfork);
   if (expect_allocator(expect) != 0) return 1;
   pthread_t t;
   if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0) {
     fprintf(stderr, MEM_PROG ": cannot run a thread\n");
     return 2;
   }
-  printf("thread: clock_gettime=%d\n", n_clock - start_clock);
+  printf("thread: clock_gettime=%d atfork=%d\n", n_clock - start_clock, n_atfork - start_atfork);
   return 0;
 }

@@ -11,8 +11,9 @@
 # A fork must not make the memory of every possible slot resident (the fork
 # handlers lock the slots that were ever in use, not all 128: locking all
 # grew the parent's anonymous memory by 136 KiB, glibc's grows by 0): at
-# most 32 KiB more after one fork of a program that allocated once (--fork-rss),
-# with the default slots and with SMPALLOC_SLOTS=2.
+# most 32 KiB more after one fork of a program that allocated once from each
+# of two threads (--fork-rss; with a second thread the handlers are
+# registered, lock.h), with the default slots and with SMPALLOC_SLOTS=2.
 # MEM_CONTROLS=1 also runs the negative controls, which must fail:
 # --hang-child (children blocked on a lock held at fork) and --fork-rss with
 # SMPALLOC_SLOTS=128 (every slot in use).
