@@ -16,7 +16,7 @@
  * makes its system calls through syscall(), whose page libc's own start-up
  * maps, not through their wrappers (os_cpu_count, os_reserve_readonly), and
  * the clock is first read when a second thread starts or memory goes to the
- * pool (init.c): a program that mallocs once is 80 KB smaller for it.
+ * pool (init.c): a program that mallocs once is about 70 KB smaller for it.
  *
  * Memory from os_map and os_map_guarded is committed under the kernel's
  * overcommit accounting (no MAP_NORESERVE): a request beyond what the kernel
