@@ -1,6 +1,8 @@
 /*
  * lock.c - the contended path of the mutex (lock.h).
  */
+#include <limits.h>
+
 #include "lock.h"
 
 static _Atomic unsigned lock_spin;
@@ -43,9 +45,13 @@ void lock_fork_guard(void) {
     hook();
     registering = false;
     atomic_store_explicit(&lock_fork_ready, 2, memory_order_release);
+    os_futex_wake(&lock_fork_ready, INT_MAX);
     return;
   }
-  while (atomic_load_explicit(&lock_fork_ready, memory_order_acquire) != 2) cpu_relax();
+  /* Another thread registers (it may allocate meanwhile): sleep, not spin,
+   * so that on one CPU it gets to run. */
+  for (int v; (v = atomic_load_explicit(&lock_fork_ready, memory_order_acquire)) != 2;)
+    os_futex_wait(&lock_fork_ready, v);
 }
 
 void lock_wait(lock_t *l) {

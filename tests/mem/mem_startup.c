@@ -21,7 +21,13 @@
  *
  *   thread: clock_gettime=C atfork=F
  *
- *   mem_startup [--expect smpalloc|glibc]
+ * With --race N it starts N threads instead, which meet at a barrier and
+ * malloc at once (the first lock registers, the others wait for it: the
+ * fork handlers must be registered once, and nobody may hang), and prints
+ *
+ *   race: threads=N atfork=F
+ *
+ *   mem_startup [--expect smpalloc|glibc] [--race N]
  */
 #define MEM_PROG "mem_startup"
 #include <dlfcn.h>
@@ -64,13 +70,36 @@ static void *worker(void *arg) {
   return arg;
 }
 
+static pthread_barrier_t start_line;
+
+static void *racer(void *arg) {
+  pthread_barrier_wait(&start_line);
+  free(malloc(200));
+  return arg;
+}
+
 int main(int argc, char **argv) {
-  const char *expect = argc > 2 && strcmp(argv[1], "--expect") == 0 ? argv[2] : NULL;
+  const char *expect = NULL;
+  int race = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--expect") == 0) expect = argv[i + 1];
+    else if (strcmp(argv[i], "--race") == 0) race = atoi(argv[i + 1]);
+  }
   free(malloc(10));
   int start_clock = n_clock, start_atfork = n_atfork;
   printf("start: clock_gettime=%d sched_getaffinity=%d getrlimit=%d atfork=%d\n", start_clock, n_affinity,
          n_rlimit, start_atfork);
   if (expect_allocator(expect) != 0) return 1;
+  if (race > 0) {
+    pthread_t r[64];
+    if (race > 64) race = 64;
+    pthread_barrier_init(&start_line, NULL, (unsigned)race);
+    for (int i = 0; i < race; i++)
+      if (pthread_create(&r[i], NULL, racer, NULL) != 0) return 2;
+    for (int i = 0; i < race; i++) pthread_join(r[i], NULL);
+    printf("race: threads=%d atfork=%d\n", race, n_atfork - start_atfork);
+    return 0;
+  }
   pthread_t t;
   if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0) {
     fprintf(stderr, MEM_PROG ": cannot run a thread\n");

@@ -11,7 +11,11 @@
 # CPU count is re-read at most once a second, from the second thread on)
 # and registers its fork handlers, exactly once - so the counts must grow,
 # or the counting does not see the library's calls and the first check
-# proves nothing.  (t_mem_fork checks that forks with threads stay safe.)
+# proves nothing.  With --race 16, sixteen threads start together and
+# malloc at once: the handlers must be registered exactly once, and no
+# thread may hang waiting for them (in practice the first pthread_create
+# registers them: its thread-local storage is the first calloc made with a
+# second thread).  (t_mem_fork checks that forks with threads stay safe.)
 # glibc runs too, for comparison.
 # Run from the repository root (tests/run.sh does); 0 pass, else fail.
 . "$(dirname "$0")/../lib.sh" || exit 2
@@ -21,5 +25,8 @@ check_run -t 60 -o '^start: clock_gettime=0 sched_getaffinity=0 getrlimit=0 atfo
   -o '^thread: clock_gettime=[1-9][0-9]* atfork=1$' \
   "smpalloc (LD_PRELOAD): no clock, affinity, rlimit or atfork call at start-up" \
   env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc
+check_run -t 60 -o '^race: threads=16 atfork=1$' \
+  "smpalloc (LD_PRELOAD): 16 threads at once register the fork handlers once" \
+  env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --race 16
 glibc_run 60
 finish
