@@ -26,7 +26,10 @@ typedef _Atomic int lock_t;
  * every lock.  A thread that registers holds no lock then: when it took its
  * last one the process had one thread, itself, and it has created none
  * since, being inside the allocator; so does one that waits for another
- * thread to finish registering.  lock_fork_ready is 2 once registered. */
+ * thread to finish registering (on the futex of lock_fork_ready, 2 once
+ * registered).  In practice the first pthread_create registers them: its
+ * calloc of the new thread's TLS is the first allocation made with two
+ * threads. */
 SMP_HIDDEN extern _Atomic int lock_fork_ready;
 SMP_HIDDEN void lock_fork_guard(void);
 /* glibc's flag: true until the process creates its first thread, then false
