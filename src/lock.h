@@ -19,7 +19,8 @@ typedef _Atomic int lock_t;
  * locks as they are: one that another thread holds stays held in the child
  * for good.  So fork handlers (init.c) take every lock before a fork and
  * free them after; but registering them (pthread_atfork) maps a page of
- * libc a single-threaded program may never use (os.h: about 80 KB), and
+ * libc a single-threaded program may never use (why that costs: os.h;
+ * about 80 KB measured, docs/design.md "Start-up"), and
  * with one thread no other thread can hold a lock when it forks.  So the
  * handlers are registered by the first lock taken once the process has a
  * second thread (glibc's __libc_single_threaded): lock_fork_guard, at

@@ -22,8 +22,9 @@
  *   thread: clock_gettime=C atfork=F
  *
  * With --race N it starts N threads instead, which meet at a barrier and
- * malloc at once (the first lock registers, the others wait for it: the
- * fork handlers must be registered once, and nobody may hang), and prints
+ * malloc at once: the fork handlers must be registered once, and nobody
+ * may hang (in practice the first pthread_create registers them, with its
+ * calloc of the new thread's TLS, before any racer allocates), and prints
  *
  *   race: threads=N atfork=F
  *
