@@ -61,38 +61,50 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
   const uint32_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
   const uint32_t high = sl->high_off;
   const uintptr_t base = chunk_base(sl);
-  unsigned got = 0, w = sl->hint, nw = (count + 63) / 64;
-  uint32_t end = 0; /* offset just past the last block taken */
+  unsigned w = sl->hint, nw = (count + 63) / 64;
   uint64_t *bits = sl->bits;
-  for (; w < nw && got < want; w++) {
+  void **o = out, **const oend = out + want;
+  for (; w < nw; w++) {
     uint64_t x = bits[w];
-    /* Runs of neighbouring free blocks (a fresh slab is one run): an
-     * address and a store each. */
-    while (x != 0 && got < want) {
+    if (x == 0) continue;
+    uintptr_t p = base + (uintptr_t)w * 64 * size;
+    if (x + (x & -x) == 0) {
+      /* The free bits run from the lowest to the top of the word: a fresh
+       * slab's case (blocks go out lowest first), so every refill of a
+       * growing heap.  An address and a store each, four a round. */
       unsigned first = (unsigned)__builtin_ctzll(x), run = 64 - first;
-      uint64_t rest = ~(x >> first);
-      if (rest != 0) run = (unsigned)__builtin_ctzll(rest);
-      if (run > want - got) run = want - got;
-      x &= run == 64 ? 0 : ~(((((uint64_t)1 << run) - 1)) << first);
-      uintptr_t p = base + (uintptr_t)(w * 64 + first) * size;
-      void **o = out + got, **oend = o + run;
-      for (; oend - o >= 4; o += 4, p += 4 * (uintptr_t)size) {
+      if (run > (size_t)(oend - o)) run = (unsigned)(oend - o);
+      x = first + run == 64 ? 0 : x & ~((((uint64_t)1 << run) - 1) << first);
+      p += (uintptr_t)first * size;
+      void **rend = o + run;
+      for (; rend - o >= 4; o += 4, p += 4 * (uintptr_t)size) {
         o[0] = (void *)p;
         o[1] = (void *)(p + size);
         o[2] = (void *)(p + 2 * (uintptr_t)size);
         o[3] = (void *)(p + 3 * (uintptr_t)size);
       }
-      for (; o < oend; o++, p += size) *o = (void *)p;
-      got += run;
-      end = (w * 64 + first + run) * size;
+      for (; o < rend; o++, p += size) *o = (void *)p;
+    } else {
+      /* Scattered free blocks (a slab blocks came back to): bit by bit,
+       * with no branch on the pattern. */
+      do {
+        *o++ = (void *)(p + (uintptr_t)__builtin_ctzll(x) * size);
+        x &= x - 1;
+      } while (x != 0 && o < oend);
     }
     bits[w] = x;
-    if (x != 0) break;
+    if (o == oend) {
+      if (x == 0) w++;
+      break;
+    }
   }
+  unsigned got = (unsigned)(o - out);
   if (checked) /* blocks below the high-water mark were freed: verify their fill */
     for (unsigned i = 0; i < got && (uintptr_t)out[i] - base < high; i++) slab_verify(out[i], size);
   sl->hint = (uint16_t)w;
   sl->used += got;
+  /* Blocks come out lowest address first: the last is the highest. */
+  uint32_t end = got ? (uint32_t)((uintptr_t)out[got - 1] - base) + size : 0;
   if (end > high) {
     sl->high_off = end;
     __atomic_store_n(&sl->high_mark, class_mark(end, sl->recip), __ATOMIC_RELAXED);
