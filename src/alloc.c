@@ -20,7 +20,7 @@
  * lock and no atomic.
  *
  * Page faults cost more than anything else a young heap does, so a class
- * that holds 2 MiB of slabs (or any busy class once the heap holds 16 MiB)
+ * that holds 4 MiB of slabs (or any busy class once the heap holds 16 MiB)
  * gets its new slabs from chunks advised for transparent huge pages, while
  * a class used lightly is faulted in a page at a time.  Freed runs merge
  * with free runs beside them, and realloc grows a run into free granules

@@ -53,8 +53,8 @@ static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a
  * pages are faulted in as blocks are first taken (slot.c), and a dense one
  * (CARVE_DENSE), advised for transparent huge pages, so that its granules
  * are faulted in 2 MiB at a time (one fault instead of 512; on a virtual
- * machine a fault can cost 10 us).  Only the slabs of a class past the mark
- * (SMP_HUGE_AFTER: it holds 2 MiB already, slot.c), and every slab and run
+ * machine a fault can cost 1-10 us).  Only the slabs of a class past the mark
+ * (SMP_HUGE_AFTER: it holds 4 MiB already, slot.c), and every slab and run
  * once the heap holds SMP_HUGE_HEAP granules (slot.c, large.c), are dense,
  * so a huge page is filled by memory about to be used, and a light user
  * never pays one.  A dense chunk is carved up before the next one is

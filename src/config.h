@@ -125,13 +125,17 @@
 
 /* A size class's fresh slabs come from chunks advised for transparent
  * huge pages (faulted 2 MiB at a time) once the class holds this many
- * slabs over all slots, a huge page's worth: a partly used huge page then
- * costs at most what the class holds already.  (From the second slab on:
- * the seed 0.28x glibc's wall, but small multi-threaded heaps 20-30 % more
- * RSS.)  Below it, a slot's second and later fresh slabs of a class are
- * faulted in with one MADV_POPULATE_WRITE each. */
+ * slabs over all slots, two huge pages' worth: a partly used huge page then
+ * costs at most half of what the class holds already.  (32, one huge
+ * page's worth, until 2026-12-02: on the current test machine, where a
+ * 4 KiB fault costs about 1 us and a huge page's first touch 0.16-2.4 ms,
+ * the seed's 62 slabs of 8-byte blocks ran 7.9 ms on average, against
+ * 7.4 ms with 64, at 0.35x glibc's peak RSS against 0.33x; the workload
+ * suite did not change.  From the second slab on: small multi-threaded
+ * heaps 20-30 % more RSS.)  Below it, a slot's second and later fresh
+ * slabs of a class are faulted in with one MADV_POPULATE_WRITE each. */
 #ifndef SMP_HUGE_AFTER
-#define SMP_HUGE_AFTER 32u
+#define SMP_HUGE_AFTER 64u
 #endif
 
 /* ...or, for every busy class, once the heap holds this many granules in

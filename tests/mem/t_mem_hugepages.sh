@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_mem_hugepages: once a size class holds 2 MiB of slabs, its fresh slabs
+# t_mem_hugepages: once a size class holds 4 MiB of slabs, its fresh slabs
 # come in transparent huge pages, and so do the runs (large blocks up to
 # 1 MiB) of a heap of 16 MiB; a class below that never gets one, nor do the
 # runs of a small heap; and SMPALLOC_HUGEPAGES=0 turns them off
@@ -10,7 +10,9 @@
 #     would take 16,384);
 #   - runs 64: 64 MiB of 96 KiB blocks, the same;
 #   - dense 64 and runs 64 with SMPALLOC_HUGEPAGES=0: no huge page;
-#   - dense 1: 1 MiB of 64-byte blocks, below the mark: no huge page;
+#   - dense 12: 12 MiB of 64-byte blocks, a class past the mark in a heap
+#     under 16 MiB: at least 4 MiB in huge pages;
+#   - dense 3: 3 MiB of 64-byte blocks, below the mark: no huge page;
 #   - runs 8: 8 MiB of 96 KiB blocks, a heap below 16 MiB: no huge page;
 #   - sparse (one block of each size class, written whole): no huge page,
 #     and RSS grows by less than 2 MiB;
@@ -34,6 +36,10 @@ echo "transparent huge pages: $mode"
 # field NAME: the value of NAME in the program's output line.
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$OUT"; }
 
+if check_run -t 120 "dense 12: 12 MiB of 64-byte blocks, a class past the mark, a heap under 16 MiB" env LD_PRELOAD="$LIB" "$BIN" dense 12; then
+  huge=$(field huge_kib)
+  [ "$huge" -ge 4096 ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages for a class past 4 MiB, want >= 4096"
+fi
 for phase in "dense 64:64 MiB of 64-byte blocks" "runs 64:64 MiB of 96 KiB blocks (runs)"; do
   # shellcheck disable=SC2086
   if check_run -t 120 "${phase%%:*}: ${phase#*:}" env LD_PRELOAD="$LIB" "$BIN" ${phase%%:*}; then
@@ -50,8 +56,8 @@ else
       [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=0"
     fi
   done
-  if check_run -t 120 "dense 1: 1 MiB of 64-byte blocks, below the mark" env LD_PRELOAD="$LIB" "$BIN" dense 1; then
-    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a class under 2 MiB"
+  if check_run -t 120 "dense 3: 3 MiB of 64-byte blocks, below the mark" env LD_PRELOAD="$LIB" "$BIN" dense 3; then
+    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a class under 4 MiB"
   fi
   if check_run -t 120 "runs 8: 8 MiB of 96 KiB blocks, a heap under 16 MiB" env LD_PRELOAD="$LIB" "$BIN" runs 8; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for the runs of a small heap"
