@@ -75,6 +75,8 @@ static void tcache_clear(tcache_t *tc) {
   memset(tc->arrays, 0, sizeof tc->arrays);
 }
 
+static void tcache_rehome(tcache_t *tc);
+
 tcache_t *tcache_create(void) {
   static _Atomic size_t room_once;
   size_t room = atomic_load_explicit(&room_once, memory_order_relaxed);
@@ -86,9 +88,10 @@ tcache_t *tcache_create(void) {
   /* The rows, then the header (its size a multiple of 64), then the
    * arrays' room: the end of a row, where the small classes' bins lie
    * (bin_offset), touches the header, and the arrays grow from its other
-   * side.  Fresh metadata is zero, and a reused cache's rows were zeroed
-   * (tcache_destroy). */
+   * side.  Fresh metadata is zero; a reused cache's rows are zero but its
+   * live row, whose bins are empty (tcache_destroy). */
   size_t rows = slab_rows_bytes();
+  bool reused = tc != NULL;
   if (tc == NULL) {
     char *m = chunk_meta_alloc(rows + sizeof *tc + room * sizeof(void *), 64);
     if (m == NULL) {
@@ -98,6 +101,17 @@ tcache_t *tcache_create(void) {
     tc = (tcache_t *)(m + rows);
   }
   tc->rows = (char *)tc - rows;
+  /* A cache an exited thread left keeps its arrays, empty, for the next
+   * new thread: a program that starts short-lived threads does not grow
+   * them from one block again in each (mleak, 300 threads that each
+   * allocate 4,000 blocks: 0.41x -> 0.38x glibc's time).  Its live row
+   * moves to the new thread's slot. */
+  if (reused) {
+    tc->slot = slot_join();
+    tcache_rehome(tc);
+    tcache_use(tc);
+    return tc;
+  }
   /* Spread new threads over the slots from the start (SmpAllocator starts
    * every thread at slot 0 and lets contention move it), on the slot the
    * fewest threads use: a thread then mostly frees blocks of its own slot's
@@ -214,8 +228,7 @@ void tcache_refresh(void) {
 
 void tcache_destroy(tcache_t *tc) {
   tcache_use(&tcache_gone);
-  flush(tc);
-  tcache_clear(tc); /* every row zero while it waits for reuse */
+  flush(tc); /* the arrays stay, empty, for the next new thread (tcache_create) */
   slot_leave(tc->slot);
   if (slot_threads_in(tc->slot) == 0) slot_drain_idle(tc->slot); /* the slot's last thread */
   lock_take(&tcache_lock);

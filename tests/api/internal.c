@@ -91,6 +91,28 @@ static void *rows_thread(void *arg) {
   return NULL;
 }
 
+/* A cache an exited thread left goes to the next new thread with its
+ * arrays: grow_thread grows its bin of 48-byte blocks to the class's
+ * limit and exits; reuse_thread, started next, takes that cache, and its
+ * first malloc of the class finds the grown array (a fresh cache's first
+ * fill takes one block, into an array of one). */
+static void *grow_thread(void *arg) {
+  (void)arg;
+  void *v[400];
+  for (int i = 0; i < 400; i++) v[i] = smp_malloc(48);
+  for (int i = 0; i < 400; i++) smp_free(v[i]);
+  return NULL;
+}
+static long reused_limit = -1, reused_count = -1;
+static void *reuse_thread(void *arg) {
+  (void)arg;
+  void *p = smp_malloc(48);
+  const tcache_bin_t *b = tcache_bin(tcache_tls.self->bins, class_of(48));
+  reused_limit = b->end - b->base, reused_count = b->top - b->base;
+  smp_free(p);
+  return NULL;
+}
+
 /* The inbox (slot_send): run by a thread of another slot than main's,
  * which allocated the n blocks of arg. */
 struct post { void **v; unsigned n; unsigned slot; };
@@ -303,6 +325,15 @@ int main(void) {
   pthread_join(t, NULL);
   CHECK(slab_rows == 4, "slab_rows %u, want 4 (SMPALLOC_SLOTS=4)", slab_rows);
   checks += row_checks + 1;
+  CHECK(pthread_create(&t, NULL, grow_thread, NULL) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  CHECK(pthread_create(&t, NULL, reuse_thread, NULL) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  checks += 2;
+  CHECK(reused_limit >= 64, "the next thread's bin of 48 B has room for %ld blocks, not the exited thread's array",
+        reused_limit);
+  CHECK(reused_count == reused_limit / 2 - 1, "the next thread's first fill left %ld blocks in an array of %ld",
+        reused_count, reused_limit);
   /* Empty slabs back to the pool (slot_settle). */
   unsigned per = class_table[class_of(512)].count;
   CHECK(class_slabs_of(512) == 0 && class_slabs_of(768) == 0, "classes of 512 B and 768 B in use already");
