@@ -66,8 +66,8 @@ static inline void *slab_unkey(void *p) {
  * map; its untouched field tells whether its memory is fresh.  Never
  * makes a system call: NULL when no granule is at hand. */
 SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
-/* Take up to want free blocks, lowest address first, into out[]; returns
- * the count (fewer only when the slab runs out). */
+/* Take up to want (at least 1) free blocks, lowest address first, into
+ * out[]; returns the count (fewer only when the slab runs out). */
 SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked);
 /* Blocks of slab sl, whose granule is at base, come back: those at v[0],
  * v[1], ... before end, as long as they lie in the granule (a thread cache
