@@ -26,22 +26,43 @@ static void tcache_use(tcache_t *tc) {
 static lock_t tcache_lock;
 static tcache_t *tcache_free_list; /* caches of exited threads, for reuse */
 
-/* The most blocks bin c may hold (tcache_room sets it). */
-static _Atomic uint16_t bin_max[SMP_NCLASS];
-static unsigned tcache_max(unsigned c) { return atomic_load_explicit(&bin_max[c], memory_order_relaxed); }
+/* The most blocks bin c may hold, in a small heap and in a big one
+ * (tcache_room sets them; config.h, SMP_TCACHE_BIG_BYTES). */
+static _Atomic uint16_t bin_max[2][SMP_NCLASS];
+static _Atomic unsigned tcache_live; /* threads with a cache */
 
-/* Room for every bin's array at its limit, which it sets from the options
- * (at start-up; the options are read before any thread has a cache). */
+/* Is the heap big enough, for the threads there are, for bigger bins?
+ * (Asked only when a bin misses or overflows.) */
+static bool tcache_heap_big(void) {
+  size_t heap = chunk_active();
+  return heap >= SMP_HUGE_HEAP &&
+         heap >= (size_t)atomic_load_explicit(&tcache_live, memory_order_relaxed) * SMP_TCACHE_BIG_PER_THREAD;
+}
+static unsigned tcache_max(unsigned c) {
+  return atomic_load_explicit(&bin_max[tcache_heap_big()][c], memory_order_relaxed);
+}
+
+/* Blocks of `size` that `bytes` hold, at least lo and at most
+ * SMP_TCACHE_COUNT. */
+static uint32_t bin_blocks(uint32_t size, uint32_t bytes, uint32_t lo) {
+  uint32_t m = bytes / size;
+  return m < lo ? lo : m > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : m;
+}
+
+/* Room for every bin's array at its big limit, which it sets from the
+ * options (at start-up; the options are read before any thread has a
+ * cache). */
 static size_t tcache_room(void) {
   size_t n = 0;
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
-    uint32_t size = class_table[c].size, m = SMP_TCACHE_BYTES / size;
-    m = m < 2 ? 2 : m > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : m;
+    uint32_t size = class_table[c].size, m = bin_blocks(size, SMP_TCACHE_BYTES, 2),
+             big = bin_blocks(size, SMP_TCACHE_BIG_BYTES, SMP_TCACHE_BIG_MIN);
     /* Checked mode caches nothing: every block goes through its slab,
      * where double frees and writes after free are caught. */
-    if (size > SMP_TCACHE_MAX || options.checked) m = 0;
-    atomic_store_explicit(&bin_max[c], (uint16_t)m, memory_order_relaxed);
-    n += m;
+    if (size > SMP_TCACHE_MAX || options.checked) m = big = 0;
+    atomic_store_explicit(&bin_max[0][c], (uint16_t)m, memory_order_relaxed);
+    atomic_store_explicit(&bin_max[1][c], (uint16_t)(big > m ? big : m), memory_order_relaxed);
+    n += big > m ? big : m;
   }
   return n;
 }
@@ -109,6 +130,7 @@ tcache_t *tcache_create(void) {
   if (reused) {
     tc->slot = slot_join();
     tcache_rehome(tc);
+    atomic_fetch_add_explicit(&tcache_live, 1, memory_order_relaxed);
     tcache_use(tc);
     return tc;
   }
@@ -119,6 +141,7 @@ tcache_t *tcache_create(void) {
   tc->slot = slot_join();
   tc->bins = tc->rows + slab_row(tc->slot % slab_rows);
   tcache_reset(tc, room);
+  atomic_fetch_add_explicit(&tcache_live, 1, memory_order_relaxed);
   tcache_use(tc);
   return tc;
 }
@@ -228,6 +251,7 @@ void tcache_refresh(void) {
 
 void tcache_destroy(tcache_t *tc) {
   tcache_use(&tcache_gone);
+  atomic_fetch_sub_explicit(&tcache_live, 1, memory_order_relaxed);
   flush(tc); /* the arrays stay, empty, for the next new thread (tcache_create) */
   slot_leave(tc->slot);
   if (slot_threads_in(tc->slot) == 0) slot_drain_idle(tc->slot); /* the slot's last thread */
@@ -332,5 +356,7 @@ void tcache_fork_child(void) {
   lock_reset(&tcache_lock);
   /* slot_reset_all forgot every thread; the one that forked lives on. */
   tcache_t *tc = tcache_tls.self;
-  if (tc != &tcache_none && tc != &tcache_gone) slot_moved(SMP_MAX_SLOTS, tc->slot);
+  bool has = tc != &tcache_none && tc != &tcache_gone;
+  atomic_store_explicit(&tcache_live, has, memory_order_relaxed);
+  if (has) slot_moved(SMP_MAX_SLOTS, tc->slot);
 }

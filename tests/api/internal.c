@@ -25,6 +25,9 @@
  *     own, but not a block of main's that it freed, which goes to the
  *     remote batch; every row but its own slot's is zero; a new thread's
  *     bin holds one block after one malloc and free of its class.
+ *   - a bin grows to SMP_TCACHE_BYTES of blocks in a small heap, to
+ *     SMP_TCACHE_BIG_BYTES in a big heap of few threads, and not past
+ *     the first in a big heap of too many threads.
  *   - a slab that empties goes back to the pool, the current one too once
  *     blocks were handed out from half of it (slot_settle): 336 blocks of
  *     512 B (three slabs, the last used for 40 KiB) freed newest first
@@ -111,6 +114,38 @@ static void *reuse_thread(void *arg) {
   reused_limit = b->end - b->base, reused_count = b->top - b->base;
   smp_free(p);
   return NULL;
+}
+
+/* How far a new thread's bin of arg bytes grows (its room, in blocks)
+ * when 64 blocks of the class are allocated and freed, four times; idle
+ * threads wait with a cache of their own until main lets them go. */
+static void *limit_thread(void *arg) {
+  size_t n = (size_t)arg;
+  void *v[64];
+  for (int round = 0; round < 4; round++) {
+    for (int i = 0; i < 64; i++) v[i] = smp_malloc(n);
+    for (int i = 0; i < 64; i++) smp_free(v[i]);
+  }
+  const tcache_bin_t *b = tcache_bin(tcache_tls.self->bins, class_of(n));
+  return (void *)(b->end - b->base);
+}
+static long grown_limit(size_t n) {
+  pthread_t t;
+  void *r = NULL;
+  if (pthread_create(&t, NULL, limit_thread, (void *)n) != 0) return -1;
+  pthread_join(t, &r);
+  return (long)(intptr_t)r;
+}
+static pthread_barrier_t idle_go;
+static void *idle_thread(void *arg) {
+  (void)arg;
+  smp_free(smp_malloc(16)); /* a cache of its own */
+  pthread_barrier_wait(&idle_go);
+  return NULL;
+}
+static long limit_want(size_t n, size_t bytes, unsigned lo) {
+  size_t m = bytes / class_table[class_of(n)].size;
+  return m < lo ? lo : m > SMP_TCACHE_COUNT ? SMP_TCACHE_COUNT : (long)m;
 }
 
 /* The inbox (slot_send): run by a thread of another slot than main's,
@@ -334,6 +369,32 @@ int main(void) {
         reused_limit);
   CHECK(reused_count == reused_limit / 2 - 1, "the next thread's first fill left %ld blocks in an array of %ld",
         reused_count, reused_limit);
+  /* Bins grow to SMP_TCACHE_BYTES of blocks in a small heap, to
+   * SMP_TCACHE_BIG_BYTES once it holds SMP_HUGE_HEAP granules and
+   * SMP_TCACHE_BIG_PER_THREAD for each thread with a cache, and no more
+   * while more threads share it.  (A class each time: a new thread takes
+   * the exited one's arrays.) */
+  long small = grown_limit(4096);
+  CHECK(small == limit_want(4096, SMP_TCACHE_BYTES, 2), "small heap (%zu granules): a bin of 4 KiB grew to %ld blocks",
+        chunk_active(), small);
+  void *held[600];
+  unsigned nheld = 0;
+  while (nheld < 600 && chunk_active() < SMP_HUGE_HEAP + 3 * SMP_TCACHE_BIG_PER_THREAD / 2)
+    held[nheld++] = smp_malloc(60 << 10); /* a granule each */
+  long roomy = grown_limit(5120);
+  CHECK(roomy == limit_want(5120, SMP_TCACHE_BIG_BYTES, SMP_TCACHE_BIG_MIN),
+        "big heap (%zu granules): a bin of 5 KiB grew to %ld blocks", chunk_active(), roomy);
+  pthread_t idle[4];
+  pthread_barrier_init(&idle_go, NULL, 5);
+  for (int i = 0; i < 4; i++) CHECK(pthread_create(&idle[i], NULL, idle_thread, NULL) == 0, "pthread_create");
+  long crowded = grown_limit(6144); /* 6 threads: 6 x 128 granules > the heap */
+  pthread_barrier_wait(&idle_go);
+  for (int i = 0; i < 4; i++) pthread_join(idle[i], NULL);
+  pthread_barrier_destroy(&idle_go);
+  CHECK(crowded == limit_want(6144, SMP_TCACHE_BYTES, 2),
+        "big heap (%zu granules) over 6 threads: a bin of 6 KiB grew to %ld blocks", chunk_active(), crowded);
+  while (nheld > 0) smp_free(held[--nheld]);
+  checks += 3;
   /* Empty slabs back to the pool (slot_settle). */
   unsigned per = class_table[class_of(512)].count;
   CHECK(class_slabs_of(512) == 0 && class_slabs_of(768) == 0, "classes of 512 B and 768 B in use already");
