@@ -96,17 +96,19 @@
  * least SMP_TCACHE_BIG_MIN blocks (still at most SMP_TCACHE_COUNT).
  * glibc-thread (2 threads replacing blocks of 16 B - 32 KiB at random in
  * a 30 MiB heap) otherwise refills a bin of 2 blocks of 4 KiB or more
- * every few mallocs: 0.67x -> 0.59x glibc's time, at 1.22x -> 1.30x its
- * peak RSS.  With every bin full, a thread caches 2.4 MiB instead of
- * 650 KiB: the share per thread keeps that under a third of the heap,
- * however many threads there are (threads-1000 never qualifies).  The
- * small heaps (the seed, the suite's 1-6 MiB ones) keep the limits above.
- * A bin keeps the room it grew to when the heap shrinks again. */
+ * every few mallocs: 0.67-0.70x -> 0.56-0.61x glibc's time (mimalloc
+ * 2.4.1: 0.49-0.51x), at 1.22x -> 1.31-1.35x its peak RSS (at least 8
+ * blocks: 0.59-0.65x at 1.30x; 2026-12-02).  With every bin full a thread
+ * caches 3.8 MiB instead of 650 KiB, under half of its 8 MiB share of the
+ * heap, however many threads there are (threads-1000 never qualifies;
+ * a share of 4 MiB bought glibc-thread nothing).  The small heaps (the
+ * seed, the suite's 1-6 MiB ones) keep the limits above.  A bin keeps
+ * the room it grew to when the heap shrinks again. */
 #ifndef SMP_TCACHE_BIG_BYTES
 #define SMP_TCACHE_BIG_BYTES (32u << 10)
 #endif
 #ifndef SMP_TCACHE_BIG_MIN
-#define SMP_TCACHE_BIG_MIN 8u
+#define SMP_TCACHE_BIG_MIN 16u
 #endif
 #ifndef SMP_TCACHE_BIG_PER_THREAD
 #define SMP_TCACHE_BIG_PER_THREAD 128u
