@@ -172,6 +172,13 @@
 #define SMP_HUGE_HEAP 256u
 #endif
 
+/* Dense chunks (advised for huge pages) are mapped apart from each other,
+ * each an area of the kernel's own, up to this many of them (4 GiB);
+ * later ones side by side (chunk.c, chunk_map). */
+#ifndef SMP_APART_CHUNKS
+#define SMP_APART_CHUNKS 1024u
+#endif
+
 /* Large blocks up to this size are runs of granules carved from chunks,
  * reused without system calls; bigger ones get mappings of their own. */
 #ifndef SMP_RUN_MAX

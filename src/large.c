@@ -116,10 +116,10 @@ static bool large_cache_return(large_cached_t e) {
 static void *large_fresh(size_t size, size_t align) {
   if (align < GRANULE) align = GRANULE;
   if (size > SMP_LARGE_ALONE && align < SMP_LARGE_REGION) {
-    void *p = os_map(size, SMP_LARGE_REGION);
+    void *p = os_map(size, SMP_LARGE_REGION, false);
     if (p != NULL) return p;
   }
-  return os_map(size, align);
+  return os_map(size, align, false);
 }
 
 /* A cached mapping made to hold a block of exactly size bytes, or {0}:

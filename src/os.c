@@ -69,15 +69,15 @@ static void *os_mmap(void *hint, size_t size, int prot) {
  * addresses top-down, so just below the last one (concealed: track.h). */
 static _Atomic uintptr_t os_hint;
 
-void *os_map(size_t size, size_t align) {
+void *os_map(size_t size, size_t align, bool apart) {
   int saved = errno;
   size_t page = os_page_size();
   if (align < page) align = page;
   /* First try: ask at the hint (or anywhere) and keep the result if it
    * happens to be aligned, which is the common case once all of our
    * mappings are multiples of the alignment. */
-  uintptr_t hint = track_reveal(atomic_load_explicit(&os_hint, memory_order_relaxed));
-  void *hp = (hint > size && ((hint - size) & (align - 1)) == 0) ? (void *)(hint - size) : NULL;
+  uintptr_t hint = track_reveal(atomic_load_explicit(&os_hint, memory_order_relaxed)), gap = apart ? align : 0;
+  void *hp = (hint > size + gap && ((hint - size - gap) & (align - 1)) == 0) ? (void *)(hint - size - gap) : NULL;
   void *p = os_mmap(hp, size, PROT_READ | PROT_WRITE);
   if (p != NULL && ((uintptr_t)p & (align - 1)) != 0) {
     munmap(p, size);

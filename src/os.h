@@ -32,8 +32,12 @@
 SMP_HIDDEN size_t os_page_size(void);
 
 /* Fresh zeroed read-write memory of size bytes, aligned to align (a power
- * of two; at least the page size is used).  NULL if the kernel refuses. */
-SMP_HIDDEN void *os_map(size_t size, size_t align);
+ * of two; at least the page size is used).  NULL if the kernel refuses.
+ * With apart, it is placed align bytes away from the last mapping rather
+ * than right against it, so that the kernel cannot merge the two into one
+ * area (chunk.c: a merge waits for every fault in progress in the other
+ * one). */
+SMP_HIDDEN void *os_map(size_t size, size_t align, bool apart);
 /* Fresh zeroed read-write memory of size bytes with an inaccessible guard
  * page right before and right after it (for metadata: a user block that
  * runs over its end faults instead of reaching allocator state).  Never

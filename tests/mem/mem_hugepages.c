@@ -12,8 +12,9 @@
  *
  * Prints the anonymous huge pages of the process (AnonHugePages summed over
  * /proc/self/smaps, in KiB), the page faults the phase took (getrusage
- * ru_minflt: a huge page counts once) and the growth of RSS, as
- * "huge_kib N faults N rss_growth_kib N". */
+ * ru_minflt: a huge page counts once), the growth of RSS and the areas
+ * (mappings) advised for huge pages ("hg" in VmFlags), as
+ * "huge_kib N faults N rss_growth_kib N hg_areas N". */
 #define MEM_PROG "mem_hugepages"
 #include <sys/resource.h>
 
@@ -28,6 +29,17 @@ static long anon_huge_kib(void) {
     if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1) sum += v;
   fclose(f);
   return sum;
+}
+
+static long hg_areas(void) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (f == NULL) { perror("smaps"); exit(2); }
+  char line[512];
+  long n = 0;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line, " hg") != NULL) n++;
+  fclose(f);
+  return n;
 }
 
 static long minflt(void) {
@@ -73,7 +85,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   long f1 = minflt();
-  printf("huge_kib %ld faults %ld rss_growth_kib %ld\n", anon_huge_kib() - huge0, f1 - f0,
-         (long)((rss_bytes() - rss0) / 1024));
+  printf("huge_kib %ld faults %ld rss_growth_kib %ld hg_areas %ld\n", anon_huge_kib() - huge0, f1 - f0,
+         (long)((rss_bytes() - rss0) / 1024), hg_areas());
   return 0;
 }

@@ -7,7 +7,9 @@
 # under LD_PRELOAD=build/libsmpalloc.so:
 #   - dense 64: 64 MiB of 64-byte blocks.  At least half of it (32 MiB) is
 #     in huge pages, and it takes fewer than 4,096 page faults (4 KiB pages
-#     would take 16,384);
+#     would take 16,384); its dense chunks are mapped apart, areas of their
+#     own (chunk.c, chunk_map): at least 8 areas advised for huge pages
+#     (side by side, the kernel merges them into one or two);
 #   - runs 64: 64 MiB of 96 KiB blocks, the same;
 #   - dense 64 and runs 64 with SMPALLOC_HUGEPAGES=0: no huge page;
 #   - dense 12: 12 MiB of 64-byte blocks, a class past the mark in a heap
@@ -46,6 +48,9 @@ for phase in "dense 64:64 MiB of 64-byte blocks" "runs 64:64 MiB of 96 KiB block
     huge=$(field huge_kib) faults=$(field faults)
     [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
     [ "$faults" -lt 4096 ] && ok "$faults page faults" || fail "$faults page faults, want < 4096"
+    areas=$(field hg_areas)
+    [ "$areas" -ge 8 ] && ok "$areas areas advised for huge pages" ||
+      fail "$areas areas advised for huge pages, want >= 8 (dense chunks mapped apart)"
   fi
 done
 if [ "$mode" = always ]; then
