@@ -317,8 +317,8 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
  * thread faulting in a huge page there (up to 2.4 ms on a virtual machine
  * whose host backs the page first) held the growing thread, and with it
  * every thread that waited for the grow lock (glibc-thread: chunk_map took
- * 0.75-1.9 ms about once a run, otherwise 6-40 us; mapped apart, at most
- * 40 us).  Apart, each dense chunk is an area of its own; past
+ * 0.56-1.9 ms up to three times a run, otherwise 6-77 us; mapped apart, at
+ * most 45 us).  Apart, each dense chunk is an area of its own; past
  * SMP_APART_CHUNKS of them (4 GiB) they go side by side again, so that a
  * big heap stays far from the kernel's limit on areas (65,530 by
  * default). */
