@@ -310,8 +310,9 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
 
 /* ---- growing ------------------------------------------------------------ */
 
-/* Map a chunk and its metadata (grow lock held); a dense one aligned to
- * huge pages, advised for them, and mapped apart from the last mapping.
+/* Map a chunk and its metadata (the grow lock held, no other); a dense
+ * one aligned to huge pages, advised for them, and mapped apart from the
+ * last mapping.
  * Right against a dense chunk, the advice would merge the two into one
  * area, and a merge waits for every fault in progress in the area: a
  * thread faulting in a huge page there (up to 2.4 ms on a virtual machine
