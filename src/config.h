@@ -96,7 +96,7 @@
  * least SMP_TCACHE_BIG_MIN blocks (still at most SMP_TCACHE_COUNT).
  * glibc-thread (2 threads replacing blocks of 16 B - 32 KiB at random in
  * a 30 MiB heap) otherwise refills a bin of 2 blocks of 4 KiB or more
- * every few mallocs: 0.67-0.73x -> 0.56-0.62x glibc's time (mimalloc
+ * every few mallocs: 0.67-0.73x -> 0.56-0.64x glibc's time (mimalloc
  * 2.4.1: 0.49-0.53x), at 1.22x -> 1.31-1.35x its peak RSS (at least 8
  * blocks: 0.59-0.65x at 1.30x; 2026-12-02).  With every bin full a thread
  * caches 3.8 MiB instead of 650 KiB, under half of its 8 MiB share of the
