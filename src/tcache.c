@@ -274,6 +274,21 @@ static void tcache_rehome(tcache_t *tc) {
   if (tcache_tls.self == tc) tcache_tls.bins = row;
 }
 
+/* A fill comes lowest address first (slot_take), and a bin hands out its
+ * top: turned around, a thread's mallocs of a class walk up through fresh
+ * memory as a program's next writes do, the way the hardware prefetches,
+ * instead of down it.  Python with every object through malloc ran 18 %
+ * faster for it (457 -> 374 ms, ahead of mimalloc 3.4.3's 432 ms, one
+ * interleaved run), and its cyclic garbage collector, which walks objects
+ * in the order they were made, with it; the seed did not change. */
+static void reverse(void **v, unsigned n) {
+  for (void **lo = v, **hi = v + n - 1; lo < hi; lo++, hi--) {
+    void *t = *lo;
+    *lo = *hi;
+    *hi = t;
+  }
+}
+
 void *tcache_alloc_slow(unsigned c) {
   tcache_t *tc = tcache_tls.self;
   void *v[1];
@@ -302,6 +317,7 @@ void *tcache_alloc_slow(unsigned c) {
   }
   void *p = NULL;
   if (n > 0) {
+    reverse(b->base, n); /* handed out lowest address first */
     b->top = b->base + n - 1;
     p = *b->top;
     track_forget(b->top, sizeof p);

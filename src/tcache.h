@@ -4,9 +4,10 @@
  * The fast paths of malloc and free touch only the calling thread's cache:
  * an array of free blocks per class, popped and pushed with no lock and no
  * atomic instruction.  A miss fills half of the empty array from a slot
- * (one lock for limit/2 blocks, taken lowest address first and handed out
- * from the top); a full array gives its older half back to the blocks'
- * slabs (one lock per owning slot met).  A bin's limit starts at
+ * (one lock for limit/2 blocks, taken and handed out lowest address
+ * first, the way a program's writes are prefetched); a full array gives
+ * its older half back to the blocks' slabs (one lock per owning slot
+ * met).  A bin's limit starts at
  * SMP_TCACHE_START and doubles each time it misses or overflows, up to its
  * class's limit (about SMP_TCACHE_BYTES, at most SMP_TCACHE_COUNT blocks;
  * more in a heap of 16 MiB and 8 MiB a thread: SMP_TCACHE_BIG_BYTES);

@@ -25,6 +25,8 @@
  *     own, but not a block of main's that it freed, which goes to the
  *     remote batch; every row but its own slot's is zero; a new thread's
  *     bin holds one block after one malloc and free of its class.
+ *   - a new thread's mallocs of a fresh class come out in rising address
+ *     order (150 of 400 B: at most one fall, where a new slab starts).
  *   - a bin grows to SMP_TCACHE_BYTES of blocks in a small heap, to
  *     SMP_TCACHE_BIG_BYTES in a big heap of few threads, and not past
  *     the first in a big heap of too many threads.
@@ -92,6 +94,22 @@ static void *rows_thread(void *arg) {
   smp_free(again == mine ? other : NULL);
   smp_free(again);
   return NULL;
+}
+
+/* A new thread's mallocs of a class no one used yet come out in rising
+ * address order (tcache.c, reverse): 150 blocks of 400 B, one slab's
+ * worth, each above the one before but where a new slab starts. */
+static void *order_thread(void *arg) {
+  (void)arg;
+  enum { N = 150 };
+  char *v[N];
+  long falls = 0;
+  for (int i = 0; i < N; i++) {
+    v[i] = smp_malloc(400);
+    falls += i > 0 && v[i] < v[i - 1];
+  }
+  for (int i = 0; i < N; i++) smp_free(v[i]);
+  return (void *)falls;
 }
 
 /* A cache an exited thread left goes to the next new thread with its
@@ -360,6 +378,12 @@ int main(void) {
   pthread_join(t, NULL);
   CHECK(slab_rows == 4, "slab_rows %u, want 4 (SMPALLOC_SLOTS=4)", slab_rows);
   checks += row_checks + 1;
+  void *falls = NULL;
+  CHECK(pthread_create(&t, NULL, order_thread, NULL) == 0, "pthread_create");
+  pthread_join(t, &falls);
+  checks++;
+  CHECK((long)(intptr_t)falls <= 1, "%ld of 150 mallocs of 400 B gave a lower address than the one before",
+        (long)(intptr_t)falls);
   CHECK(pthread_create(&t, NULL, grow_thread, NULL) == 0, "pthread_create");
   pthread_join(t, NULL);
   CHECK(pthread_create(&t, NULL, reuse_thread, NULL) == 0, "pthread_create");
