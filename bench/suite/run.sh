@@ -92,10 +92,41 @@ WORKLOADS=(
 # Workloads whose -v report is printed below the table (one run each).
 REPORT_NAMES="prodcons-rss rss-decay mleak threads-1000 threads-8"
 
+# Real programs, each where it is installed (a row says "skipped" where it
+# is not): their inputs are in bench/suite/real/, which says what they do.
+# SUITE_PYTHON, SUITE_SQLITE and SUITE_CC name other executables.
+PROGRAMS=(python sqlite gcc)
+
+# program_cmd NAME: the command of program NAME into CMD and the variables
+# it runs with into ENVS (arrays); false, with the reason in WHY, when the
+# program is not installed.
+program_cmd() {
+  local exe
+  ENVS=()
+  case $1 in
+    python) # the interpreter itself (pyenv's python3 is a shell script);
+            # PYTHONMALLOC=malloc: every object goes through the allocator
+      exe=$("${SUITE_PYTHON:-python3}" -c 'import sys; print(sys.executable)' 2>/dev/null) \
+        && [ -x "$exe" ] || { WHY="${SUITE_PYTHON:-python3} is not installed"; return 1; }
+      ENVS=(PYTHONMALLOC=malloc)
+      CMD=("$exe" bench/suite/real/objects.py) ;;
+    sqlite)
+      exe=$(command -v "${SUITE_SQLITE:-sqlite3}") || { WHY="${SUITE_SQLITE:-sqlite3} is not installed"; return 1; }
+      CMD=("$exe" -bail :memory: ".read bench/suite/real/queries.sql") ;;
+    gcc)
+      exe=$(command -v "${SUITE_CC:-gcc}") || { WHY="${SUITE_CC:-gcc} is not installed"; return 1; }
+      CMD=("$exe" -O2 -g -Iinclude -Isrc -c src/slot.c -o /dev/null) ;;
+  esac
+}
+
 if [ -n "${LIST:-}" ]; then
   for w in "${WORKLOADS[@]}"; do
     read -r name prog args <<<"$w"
     printf '%-14s %s/suite/%s %s\n' "$name" "$BUILD" "$prog" "$args"
+  done
+  for name in "${PROGRAMS[@]}"; do
+    if program_cmd "$name"; then printf '%-14s %s\n' "$name" "${ENVS[*]}${ENVS[*]:+ }${CMD[*]}"
+    else printf '%-14s skipped: %s\n' "$name" "$WHY"; fi
   done
   exit 0
 fi
@@ -118,24 +149,33 @@ if [ -n "$RUNS" ]; then sched+=(--runs "$RUNS"); else sched+=(--time "$TIME"); f
 start=$(date +%s)
 names=()
 status=0
-for w in "${WORKLOADS[@]}"; do
+# Every workload, then every program: name, then "prog args" or "-".
+entries=("${WORKLOADS[@]}")
+for name in "${PROGRAMS[@]}"; do entries+=("$name -"); done
+for w in "${entries[@]}"; do
   read -r name prog args <<<"$w"
   selected "$name" || continue
   names+=("$name")
-  bin=$BUILD/suite/$prog
   csv=$OUT/$name.csv
-  rm -f "$csv"
-  if [ ! -x "$bin" ]; then
-    echo "run.sh: $bin is missing (make suite-bins)" >&2
-    echo "missing" >"$OUT/$name.err"; status=1; continue
+  rm -f "$csv" "$OUT/$name.err" "$OUT/$name.skip"
+  if [ "$prog" = - ]; then
+    if ! program_cmd "$name"; then
+      echo "$WHY" >"$OUT/$name.skip"; printf '  %-14s skipped: %s\n' "$name" "$WHY" >&2; continue
+    fi
+  else
+    ENVS=()
+    # shellcheck disable=SC2206
+    CMD=("$BUILD/suite/$prog" $args)
+    if [ ! -x "${CMD[0]}" ]; then
+      echo "run.sh: ${CMD[0]} is missing (make suite-bins)" >&2
+      echo "missing" >"$OUT/$name.err"; status=1; continue
+    fi
   fi
   printf '  %-14s ' "$name" >&2
   t0=$(date +%s)
-  # shellcheck disable=SC2086
-  timeout -k 5 "$WL_TIMEOUT" "$SMPBENCH" "${sched[@]}" --color never --csv "$csv" \
-    -- "$bin" $args >"$OUT/$name.log" 2>&1
+  env "${ENVS[@]}" timeout -k 5 "$WL_TIMEOUT" "$SMPBENCH" "${sched[@]}" --color never --csv "$csv" \
+    -- "${CMD[@]}" >"$OUT/$name.log" 2>&1
   rc=$?
-  rm -f "$OUT/$name.err"
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     echo "timeout after ${WL_TIMEOUT}s" >"$OUT/$name.err"; status=1
   elif [ ! -s "$csv" ]; then
@@ -151,6 +191,10 @@ elapsed=$(( $(date +%s) - start ))
 DATA=$OUT/suite.tsv
 : >"$DATA"
 for name in "${names[@]}"; do
+  if [ -f "$OUT/$name.skip" ]; then
+    printf '%s\t*\tskip\t\t\t%s\n' "$name" "$(cat "$OUT/$name.skip")" >>"$DATA"
+    continue
+  fi
   if [ -f "$OUT/$name.err" ]; then
     printf '%s\t*\tfail\t\t\t%s\n' "$name" "$(cat "$OUT/$name.err")" >>"$DATA"
     continue
@@ -199,7 +243,7 @@ for name in "${names[@]}"; do
 done
 
 # ---- the table (and the chart) ------------------------------------------------
-awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
+awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" -v programs="${PROGRAMS[*]}" '
   function fmt_time(ns) {
     if (ns >= 1e9) return sprintf("%.2fs", ns / 1e9)
     if (ns >= 1e6) return sprintf("%.0fms", ns / 1e6)
@@ -215,6 +259,7 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
   {
     w = $1; a = $2
     if (!(w in wseen)) { wseen[w] = 1; wl[++nw] = w }
+    if (a == "*" && $3 == "skip") { wskip[w] = $6; next }
     if (a == "*") { wfail[w] = $6; next }
     if (!(a in aseen)) { aseen[a] = 1; al[++na] = a }
     ok[w, a] = ($3 == "ok")
@@ -223,6 +268,10 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
   }
   END {
     base = al[1]
+    nprog = split(programs, pl, " ")
+    for (k = 1; k <= nprog; k++) isprog[pl[k]] = 1
+    nrun = 0 # the workloads that ran (not skipped), for the notes and the chart
+    for (i = 1; i <= nw; i++) if (!(wl[i] in wskip)) rl[++nrun] = wl[i]
     # ratios to the baseline (the first allocator, glibc by default)
     for (i = 1; i <= nw; i++) {
       w = wl[i]
@@ -232,16 +281,23 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
         if (have[w, a]) { rw[w, a] = wall[w, a] / wall[w, base]; rr[w, a] = rss[w, a] / rss[w, base] }
       }
     }
-    # geometric means over the workloads each allocator completed
+    # geometric means over the workloads each allocator completed: all of
+    # them (g = 0), the synthetic ones (1), the real programs (2)
     for (j = 1; j <= na; j++) {
-      a = al[j]; sw = 0; sr = 0; n = 0
+      a = al[j]
+      for (g = 0; g <= 2; g++) { sw[g] = 0; sr[g] = 0; n[g] = 0 }
       for (i = 1; i <= nw; i++) {
         w = wl[i]
         if (!have[w, a]) continue
-        sw += log(rw[w, a]); sr += log(rr[w, a]); n++
+        k = (w in isprog) ? 2 : 1
+        sw[0] += log(rw[w, a]); sr[0] += log(rr[w, a]); n[0]++
+        sw[k] += log(rw[w, a]); sr[k] += log(rr[w, a]); n[k]++
       }
-      gn[a] = n
-      if (n > 0) { gw[a] = exp(sw / n); gr[a] = exp(sr / n) }
+      for (g = 0; g <= 2; g++) {
+        gk[g, a] = n[g]
+        if (n[g] > 0) { gkw[g, a] = exp(sw[g] / n[g]); gkr[g, a] = exp(sr[g] / n[g]) }
+      }
+      gn[a] = n[0]; gw[a] = gkw[0, a]; gr[a] = gkr[0, a]
     }
 
     printf "\nMedian wall time and peak RSS relative to %s (lower is better)\n", base
@@ -262,6 +318,12 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
     nflag = 0
     for (i = 1; i <= nw; i++) {
       w = wl[i]
+      if ((w in isprog) && !((wl[i - 1]) in isprog)) { # the programs start
+        printf "%s", line
+        for (j = 2; j <= na; j++) printf "-+-%s", dashes
+        printf "\n"
+      }
+      if (w in wskip) { printf "%-14s skipped: %s\n", w, wskip[w]; continue }
       if (w in wfail) {
         printf "%-14s FAILED: %s\n", w, wfail[w]
         flag[++nflag] = sprintf("%s: FAILED for every allocator (%s)", w, wfail[w])
@@ -296,15 +358,22 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
     }
     printf "%s", line
     for (j = 2; j <= na; j++) printf "-+-%s", dashes
-    printf "\n%-14s %10s %10s", "geomean", "", ""
-    for (j = 2; j <= na; j++) {
-      a = al[j]
-      if (gn[a] > 0) printf " | %-" cw "s", sprintf("%5s  %6s", ratio(gw[a]), ratio(gr[a]))
-      else printf " | %-" cw "s", "-"
-    }
     printf "\n"
+    # with programs among the rows, the geomean of each kind too
+    both = 0
+    for (j = 2; j <= na; j++) if (gk[1, al[j]] > 0 && gk[2, al[j]] > 0) both = 1
+    split("geomean|  synthetic|  programs", gname, "|")
+    for (g = 0; g <= (both ? 2 : 0); g++) {
+      printf "%-14s %10s %10s", gname[g + 1], "", ""
+      for (j = 2; j <= na; j++) {
+        a = al[j]
+        if (gk[g, a] > 0) printf " | %-" cw "s", sprintf("%5s  %6s", ratio(gkw[g, a]), ratio(gkr[g, a]))
+        else printf " | %-" cw "s", "-"
+      }
+      printf "\n"
+    }
     for (j = 2; j <= na; j++)
-      if (gn[al[j]] < nw) printf "  (%s: geomean over the %d of %d workloads it completed)\n", al[j], gn[al[j]], nw
+      if (gn[al[j]] < nrun) printf "  (%s: geomean over the %d of %d workloads it completed)\n", al[j], gn[al[j]], nrun
     if (nflag > 0) {
       printf "\n! = smpalloc slower than 1.25x the best peer; problems:\n"
       for (k = 1; k <= nflag; k++) printf "  %s\n", flag[k]
@@ -314,7 +383,7 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
     # ---- SVG: two panels (wall, RSS), log scale 0.1x..10x, one group per
     # workload plus the geomean, one bar per allocator other than the base
     nb = na - 1; bw = 9; gap = 14
-    ng = nw + 1
+    ng = nrun + 1
     gwid = nb * bw + gap
     left = 90; W = left + ng * gwid + 30
     if (W < 780) W = 780
@@ -340,11 +409,11 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
       }
       y1 = top + ph - (0 - lo) / (hi - lo) * ph
       for (g = 1; g <= ng; g++) {
-        w = (g <= nw) ? wl[g] : "geomean"
+        w = (g <= nrun) ? rl[g] : "geomean"
         gx = left + (g - 1) * gwid + gap / 2
         for (j = 2; j <= na; j++) {
           a = al[j]; x = gx + (j - 2) * bw
-          if (g <= nw) { hv = have[w, a]; v = (p == 1) ? rw[w, a] : rr[w, a] }
+          if (g <= nrun) { hv = have[w, a]; v = (p == 1) ? rw[w, a] : rr[w, a] }
           else { hv = gn[a] > 0; v = (p == 1) ? gw[a] : gr[a] }
           if (!hv) {
             printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#c00\" text-anchor=\"middle\">x</text>\n", x + bw / 2, y1 - 3 > svg
@@ -358,16 +427,16 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" '
           if (hgt < 1) hgt = 1
           printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %.2fx</title></rect>\n", x, yt, bw - 1, hgt, col[j - 1], esc(w), esc(a), v > svg
           if (clip) printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0fx</text>\n", x + bw / 2, (y < y1) ? y - 2 : y + 10, v > svg
-          if (a == "smpalloc" && p == 1 && g <= nw && (w, a) in ok) {
+          if (a == "smpalloc" && p == 1 && g <= nrun && (w, a) in ok) {
             for (fk = 1; fk <= nflag; fk++) if (index(flag[fk], w ": smpalloc wall") == 1)
               printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\" fill=\"#c00\" text-anchor=\"middle\">!</text>\n", x + bw / 2, ((y < y1) ? y : y1) - 4 > svg
           }
         }
         lab = w
-        if (g <= nw && p == 1 && ok[w, base]) lab = lab " (" fmt_time(wall[w, base]) ")"
-        if (g <= nw && p == 2 && ok[w, base]) lab = lab " (" fmt_bytes(rss[w, base]) ")"
+        if (g <= nrun && p == 1 && ok[w, base]) lab = lab " (" fmt_time(wall[w, base]) ")"
+        if (g <= nrun && p == 2 && ok[w, base]) lab = lab " (" fmt_bytes(rss[w, base]) ")"
         lx = gx + nb * bw / 2; ly = top + ph + 12
-        printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" transform=\"rotate(-45 %.1f %.1f)\"%s>%s</text>\n", lx, ly, lx, ly, (g > nw) ? " font-weight=\"bold\"" : "", esc(lab) > svg
+        printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" transform=\"rotate(-45 %.1f %.1f)\"%s>%s</text>\n", lx, ly, lx, ly, (g > nrun) ? " font-weight=\"bold\"" : "", esc(lab) > svg
       }
     }
     printf "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">labels: workload (%s median); x = failed; ! = smpalloc slower than 1.25x the best peer</text>\n", left, H - 12, esc(base) > svg

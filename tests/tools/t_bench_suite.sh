@@ -12,9 +12,14 @@
 #  3. bad arguments are refused (exit 2) and -h prints the parameters;
 #  4. bench/suite/run.sh turns a hand-written smpbench CSV (one allocator
 #     failing, one missing) into the table: the ratios, the geomean row, the
-#     FAILED cell and the "slower than 1.25x the best peer" flag, and draws a
-#     well-formed SVG; then, when build/smpbench works, runs one small real
-#     workload through it.
+#     FAILED cell and the "slower than 1.25x the best peer" flag, a real
+#     program's row below the workloads' and one not installed ("skipped",
+#     no failure), the geomean of each kind, and draws a well-formed SVG;
+#     then, when build/smpbench works, runs one small real workload through
+#     it, and the SQLite program where sqlite3 is installed;
+#  5. the real programs' inputs (bench/suite/real/): the Python one exits 0
+#     and prints nothing under smpalloc; the SQLite one prints "ok" and a
+#     wrong expected answer makes sqlite3 exit 1 with "verify failed".
 # Run from the repository root (tests/run.sh does); exit 0 pass, else fail.
 . "$(dirname "$0")/../lib.sh" || exit 2
 
@@ -126,6 +131,7 @@ done
 case $(basename "$1") in
   glibc-simple) w1=100000000 w2=50000000 w3=80000000 w4=60000000 r=4194304; fail= ;;
   larson) w1=200000000 w2=400000000 w3=0 w4=100000000 r=8388608; fail=1 ;;
+  sqlite3) w1=100000000 w2=25000000 w3=50000000 w4=100000000 r=4194304; fail= ;;
   *) exit 1 ;;
 esac
 {
@@ -147,8 +153,11 @@ touch "$tmp/build/libsmpalloc.so"
 for p in glibc-simple larson prodcons-rss; do
   printf '#!/bin/sh\nexit 0\n' >"$tmp/build/suite/$p"; chmod +x "$tmp/build/suite/$p"
 done
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/sqlite3"; chmod +x "$tmp/bin/sqlite3"
+export SUITE_SQLITE=$tmp/bin/sqlite3 SUITE_PYTHON=$tmp/bin/no-such-python
 out=$(bash bench/suite/run.sh --build "$tmp/build" --out "$tmp/out" --svg "$tmp/t.svg" \
-      --no-reports --only glibc-simple,larson,prodcons-rss 2>/dev/null)
+      --no-reports --only glibc-simple,larson,prodcons-rss,sqlite,python 2>/dev/null)
 rc=$?
 echo "$out"
 [ "$rc" -eq 1 ] || fail "run.sh with failures: exit $rc, want 1"
@@ -156,10 +165,14 @@ want_rows=(
   'glibc-simple +100ms +4\.0MiB \| 0\.50x +0\.50x \| 0\.80x +2\.00x \| 0\.60x +1\.00x'
   'larson +200ms +8\.0MiB \| 2\.00x! +0\.50x \| FAILED +\| 0\.50x +1\.00x'
   'prodcons-rss +FAILED: smpbench exited 1, no CSV'
-  'geomean +\| 1\.00x +0\.50x \| 0\.80x +2\.00x \| 0\.55x +1\.00x'
+  'sqlite +100ms +4\.0MiB \| 0\.25x +0\.50x \| 0\.50x +2\.00x \| 1\.00x +1\.00x'
+  'python +skipped: .*no-such-python is not installed'
+  'geomean +\| 0\.63x +0\.50x \| 0\.63x +2\.00x \| 0\.67x +1\.00x'
+  '  synthetic +\| 1\.00x +0\.50x \| 0\.80x +2\.00x \| 0\.55x +1\.00x'
+  '  programs +\| 0\.25x +0\.50x \| 0\.50x +2\.00x \| 1\.00x +1\.00x'
   'larson: smpalloc wall 2\.00x of glibc = 400ms, best peer mimalloc 0\.50x = 100ms: 4\.00x the best peer'
   'larson: FAILED under jemalloc \(exit status 3, verify failed\)'
-  'jemalloc: geomean over the 1 of 3 workloads'
+  'jemalloc: geomean over the 2 of 4 workloads'
 )
 for re in "${want_rows[@]}"; do
   grep -Eq "$re" <<<"$out" || fail "run.sh table lacks /$re/"
@@ -170,6 +183,12 @@ if command -v python3 >/dev/null; then
 else
   grep -q '</svg>' "$tmp/t.svg" || fail "run.sh --svg: no SVG"
 fi
+# A program that is not installed is no failure.
+out=$(bash bench/suite/run.sh --build "$tmp/build" --out "$tmp/out2" --no-reports --only glibc-simple,python 2>/dev/null)
+rc=$?
+[ "$rc" -eq 0 ] || fail "run.sh with a program not installed: exit $rc, want 0"
+grep -Eq '^python +skipped: ' <<<"$out" || fail "run.sh: no 'skipped' row for a program not installed"
+unset SUITE_SQLITE SUITE_PYTHON
 
 # ... and one real, small run through smpbench (skipped when it is not built
 # or cannot run - it belongs to another part of the tree).
@@ -182,8 +201,38 @@ if [ -x build/smpbench ] && build/smpbench --help >/dev/null 2>&1; then
   else
     echo "ok: run.sh through build/smpbench: $(grep '^cache-thrash' <<<"$out")"
   fi
+  if command -v sqlite3 >/dev/null; then
+    out=$(bash bench/suite/run.sh --only sqlite --runs 1 --warmup 0 --allocs glibc,smpalloc \
+          --no-reports --out "$tmp/real2" 2>&1)
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! grep -Eq '^sqlite +[0-9.]+(ms|s) .*\| [0-9.]+x' <<<"$out"; then
+      fail "run.sh --only sqlite through build/smpbench: exit $rc"; echo "$out" | tail -n 20
+    else
+      echo "ok: run.sh --only sqlite: $(grep '^sqlite' <<<"$out")"
+    fi
+  fi
 else
   echo "note: build/smpbench missing or not working; skipped the real run.sh run"
+fi
+
+# 5. the real programs' inputs
+if command -v python3 >/dev/null; then
+  out=$(PYTHONMALLOC=malloc LD_PRELOAD=$LIB python3 bench/suite/real/objects.py 3000 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ] || [ -n "$out" ]; then fail "objects.py under smpalloc: exit $rc, printed '$out'"
+  else echo "ok: objects.py 3000 under smpalloc"; fi
+fi
+if command -v sqlite3 >/dev/null; then
+  out=$(LD_PRELOAD=$LIB sqlite3 -bail :memory: ".read bench/suite/real/queries.sql" 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ] || [ "$(tail -n 1 <<<"$out")" != ok ]; then fail "queries.sql under smpalloc: exit $rc, printed '$out'"
+  else echo "ok: queries.sql under smpalloc"; fi
+  sed 's/rows = 200000 /rows = 200001 /' bench/suite/real/queries.sql >"$tmp/wrong.sql"
+  out=$(sqlite3 -bail :memory: ".read $tmp/wrong.sql" 2>&1)
+  rc=$?
+  if [ "$rc" -ne 1 ] || [[ "$out" != *"queries: verify failed"* ]]; then
+    fail "queries.sql with a wrong answer: exit $rc (want 1), printed '$out'"
+  else echo "ok: queries.sql catches a wrong answer"; fi
 fi
 
 finish
