@@ -94,6 +94,8 @@ REPORT_NAMES="prodcons-rss rss-decay mleak threads-1000 threads-8"
 
 # Real programs, each where it is installed (a row says "skipped" where it
 # is not): their inputs are in bench/suite/real/, which says what they do.
+# Python is Debian's /usr/bin/python3 where there is one (an optimised
+# build, the same on every Debian machine), else python3 from PATH.
 # SUITE_PYTHON, SUITE_SQLITE and SUITE_CC name other executables.
 PROGRAMS=(python sqlite gcc)
 
@@ -106,8 +108,10 @@ program_cmd() {
   case $1 in
     python) # the interpreter itself (pyenv's python3 is a shell script);
             # PYTHONMALLOC=malloc: every object goes through the allocator
-      exe=$("${SUITE_PYTHON:-python3}" -c 'import sys; print(sys.executable)' 2>/dev/null) \
-        && [ -x "$exe" ] || { WHY="${SUITE_PYTHON:-python3} is not installed"; return 1; }
+      local py=${SUITE_PYTHON:-python3}
+      [ -z "${SUITE_PYTHON:-}" ] && [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+      exe=$("$py" -c 'import sys; print(sys.executable)' 2>/dev/null) \
+        && [ -x "$exe" ] || { WHY="$py is not installed"; return 1; }
       ENVS=(PYTHONMALLOC=malloc)
       CMD=("$exe" bench/suite/real/objects.py) ;;
     sqlite)
