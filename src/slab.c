@@ -57,13 +57,13 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   return sl;
 }
 
-unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
+unsigned slab_take(slab_t *sl, unsigned want, void **oend, bool checked) {
   const uint32_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
   const uint32_t high = sl->high_off;
   const uintptr_t base = chunk_base(sl);
   unsigned w = sl->hint, nw = (count + 63) / 64;
   uint64_t *bits = sl->bits;
-  void **o = out, **const oend = out + want;
+  void **o = oend, **const ostop = oend - want; /* written downwards */
   for (; w < nw; w++) {
     uint64_t x = bits[w];
     if (x == 0) continue;
@@ -73,38 +73,39 @@ unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked) {
        * slab's case (blocks go out lowest first), so every refill of a
        * growing heap.  An address and a store each, four a round. */
       unsigned first = (unsigned)__builtin_ctzll(x), run = 64 - first;
-      if (run > (size_t)(oend - o)) run = (unsigned)(oend - o);
+      if (run > (size_t)(o - ostop)) run = (unsigned)(o - ostop);
       x = first + run == 64 ? 0 : x & ~((((uint64_t)1 << run) - 1) << first);
       p += (uintptr_t)first * size;
-      void **rend = o + run;
-      for (; rend - o >= 4; o += 4, p += 4 * (uintptr_t)size) {
-        o[0] = (void *)p;
-        o[1] = (void *)(p + size);
-        o[2] = (void *)(p + 2 * (uintptr_t)size);
-        o[3] = (void *)(p + 3 * (uintptr_t)size);
+      void **rend = o - run;
+      for (; o - rend >= 4; o -= 4, p += 4 * (uintptr_t)size) {
+        o[-1] = (void *)p;
+        o[-2] = (void *)(p + size);
+        o[-3] = (void *)(p + 2 * (uintptr_t)size);
+        o[-4] = (void *)(p + 3 * (uintptr_t)size);
       }
-      for (; o < rend; o++, p += size) *o = (void *)p;
+      for (; o > rend; p += size) *--o = (void *)p;
     } else {
       /* Scattered free blocks (a slab blocks came back to): bit by bit,
        * with no branch on the pattern. */
       do {
-        *o++ = (void *)(p + (uintptr_t)__builtin_ctzll(x) * size);
+        *--o = (void *)(p + (uintptr_t)__builtin_ctzll(x) * size);
         x &= x - 1;
-      } while (x != 0 && o < oend);
+      } while (x != 0 && o > ostop);
     }
     bits[w] = x;
-    if (o == oend) {
+    if (o == ostop) {
       if (x == 0) w++;
       break;
     }
   }
-  unsigned got = (unsigned)(o - out);
+  unsigned got = (unsigned)(oend - o);
   if (checked) /* blocks below the high-water mark were freed: verify their fill */
-    for (unsigned i = 0; i < got && (uintptr_t)out[i] - base < high; i++) slab_verify(out[i], size);
+    for (void **v = oend - 1; v >= o && (uintptr_t)*v - base < high; v--) slab_verify(*v, size);
   sl->hint = (uint16_t)w;
   sl->used += got;
-  /* Blocks come out lowest address first: the last is the highest. */
-  uint32_t end = got ? (uint32_t)((uintptr_t)out[got - 1] - base) + size : 0;
+  /* Blocks come out lowest address first: the last, at o[0], is the
+   * highest. */
+  uint32_t end = got ? (uint32_t)((uintptr_t)o[0] - base) + size : 0;
   if (end > high) {
     sl->high_off = end;
     __atomic_store_n(&sl->high_mark, class_mark(end, sl->recip), __ATOMIC_RELAXED);

@@ -67,8 +67,10 @@ static inline void *slab_unkey(void *p) {
  * makes a system call: NULL when no granule is at hand. */
 SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
 /* Take up to want (at least 1) free blocks, lowest address first, into
- * out[]; returns the count (fewer only when the slab runs out). */
-SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **out, bool checked);
+ * the room that ends at oend, downwards: the lowest at oend[-1], the next
+ * at oend[-2], ...; returns the count n, the blocks at oend[-n .. -1]
+ * (fewer than want only when the slab runs out). */
+SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **oend, bool checked);
 /* Blocks of slab sl, whose granule is at base, come back: those at v[0],
  * v[1], ... before end, as long as they lie in the granule (a thread cache
  * gives back neighbours).  Their bits are set, and sl's count and hint

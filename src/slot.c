@@ -292,7 +292,8 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
   os_fatal("malloc", "corrupted slab metadata (count and bitmap disagree) at", (void *)chunk_base(sl));
 }
 
-/* Up to want blocks from the held slot s.  A bin's first slab is sparse:
+/* Up to want blocks from the held slot s, into the room that ends at oend,
+ * downwards (slab_take).  A bin's first slab is sparse:
  * the pages its blocks lie on are faulted in as they are first taken, so a
  * class used once costs a page (*fresh is set to the range of pages that
  * blocks past the slab's high-water mark lie on, once a call: the caller
@@ -307,7 +308,7 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
  * or ends it: it cannot spin. */
 typedef struct { uintptr_t lo, hi; } range_t;
 
-static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **out,
+static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **oend,
                                  slab_t **populate, range_t *fresh, bool *dense, bool sparse_only,
                                  bool *defer) {
   bin_t *b = &s->bins[cls];
@@ -343,7 +344,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
       b->cur = sl;
     }
     uint32_t before = sl->high_off;
-    unsigned got = slab_take(sl, want - n, out + n, checked);
+    unsigned got = slab_take(sl, want - n, oend - n, checked);
     if (unlikely(got == 0)) slot_corrupt(sl); /* not full, yet no free bit */
     n += got;
     uint32_t after = sl->high_off;
@@ -373,7 +374,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
   for (;;) {
     slot_t *s = slot_lock(slot);
     slot_drain(s);
-    n += slot_take_locked(s, cls, want - n, out + n, &populate, &fresh, &dense, sparse_only, defer);
+    n += slot_take_locked(s, cls, want - n, out + want - n, &populate, &fresh, &dense, sparse_only, defer);
     lock_drop(&s->lock);
     if (n > 0 || (defer != NULL && *defer)) break;
     if (chunk_grow(1, dense)) continue; /* grow maps memory with no lock held */
@@ -382,6 +383,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
   }
   if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
   if (fresh.hi != 0) os_populate((void *)fresh.lo, fresh.hi - fresh.lo);
+  if (n < want) memmove(out, out + want - n, n * sizeof *out); /* taken downwards from out + want */
   return n;
 }
 

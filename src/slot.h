@@ -25,8 +25,10 @@
 
 #include "base.h"
 
-/* Take up to want blocks of class cls into out[0 .. n), lowest address
- * first; returns n (0 only when out of memory, or deferred: below).
+/* Take up to want blocks of class cls into out[0 .. n), highest address
+ * first: out[n - 1] is the lowest, so that a thread cache, which hands
+ * out the top of its array first, hands them out lowest address first
+ * (tcache.h).  Returns n (0 only when out of memory, or deferred: below).
  * *slot is the caller's slot index, updated when it moves.  Touches no
  * block (but checks them in checked mode).  With defer not NULL, a new
  * slab that would need a granule not resident (the pool holds no dirty
