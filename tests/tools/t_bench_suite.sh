@@ -190,27 +190,24 @@ rc=$?
 grep -Eq '^python +skipped: ' <<<"$out" || fail "run.sh: no 'skipped' row for a program not installed"
 unset SUITE_SQLITE SUITE_PYTHON
 
-# ... and one real, small run through smpbench (skipped when it is not built
+# ... and real, small runs through smpbench (skipped when it is not built
 # or cannot run - it belongs to another part of the tree).
-if [ -x build/smpbench ] && build/smpbench --help >/dev/null 2>&1; then
-  out=$(bash bench/suite/run.sh --only cache-thrash --runs 1 --warmup 0 --allocs glibc,smpalloc \
-        --no-reports --out "$tmp/real" 2>&1)
+# real_row NAME: run.sh --only NAME through build/smpbench, once under
+# glibc and smpalloc; its row must show ratios.
+real_row() {
+  local out rc
+  out=$(bash bench/suite/run.sh --only "$1" --runs 1 --warmup 0 --allocs glibc,smpalloc \
+        --no-reports --out "$tmp/real-$1" 2>&1)
   rc=$?
-  if [ "$rc" -ne 0 ] || ! grep -Eq '^cache-thrash +[0-9.]+(ms|s) .*\| [0-9.]+x' <<<"$out"; then
-    fail "run.sh through build/smpbench: exit $rc"; echo "$out" | tail -n 20
+  if [ "$rc" -ne 0 ] || ! grep -Eq "^$1 +[0-9.]+(ms|s) .*\\| [0-9.]+x" <<<"$out"; then
+    fail "run.sh --only $1 through build/smpbench: exit $rc"; echo "$out" | tail -n 20
   else
-    echo "ok: run.sh through build/smpbench: $(grep '^cache-thrash' <<<"$out")"
+    echo "ok: run.sh --only $1 through build/smpbench: $(grep "^$1 " <<<"$out")"
   fi
-  if command -v sqlite3 >/dev/null; then
-    out=$(bash bench/suite/run.sh --only sqlite --runs 1 --warmup 0 --allocs glibc,smpalloc \
-          --no-reports --out "$tmp/real2" 2>&1)
-    rc=$?
-    if [ "$rc" -ne 0 ] || ! grep -Eq '^sqlite +[0-9.]+(ms|s) .*\| [0-9.]+x' <<<"$out"; then
-      fail "run.sh --only sqlite through build/smpbench: exit $rc"; echo "$out" | tail -n 20
-    else
-      echo "ok: run.sh --only sqlite: $(grep '^sqlite' <<<"$out")"
-    fi
-  fi
+}
+if [ -x build/smpbench ] && build/smpbench --help >/dev/null 2>&1; then
+  real_row cache-thrash
+  if command -v sqlite3 >/dev/null; then real_row sqlite; fi
 else
   echo "note: build/smpbench missing or not working; skipped the real run.sh run"
 fi
