@@ -383,7 +383,10 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
   }
   if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
   if (fresh.hi != 0) os_populate((void *)fresh.lo, fresh.hi - fresh.lo);
-  if (n < want) memmove(out, out + want - n, n * sizeof *out); /* taken downwards from out + want */
+  if (n < want) { /* taken downwards from out + want: down to out, leaving no stale copy */
+    memmove(out, out + want - n, n * sizeof *out);
+    track_forget(out + n, (want - n) * sizeof *out);
+  }
   return n;
 }
 
