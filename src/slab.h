@@ -83,16 +83,41 @@ SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **oend, bool check
 static inline void **slab_give(slab_t *sl, uintptr_t base, void **v, void **end) {
   uint64_t *bits = sl->bits;
   const uint64_t recip = sl->recip;
+  const uintptr_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
   uint32_t low = sl->hint;
   void **q = v;
-  for (; q < end; q++) {
-    uintptr_t off = (uintptr_t)*q - base;
+  while (q < end) {
+    uintptr_t a = (uintptr_t)*q, off = a - base;
     if (off >= SMP_SLAB_SIZE) break;
-    uint32_t idx = (uint32_t)((off * recip) >> 32);
-    uint64_t bit = (uint64_t)1 << (idx % 64), *w = &bits[idx / 64];
+    uint32_t idx = (uint32_t)((off * recip) >> 32), b = idx % 64;
+    uint64_t *w = &bits[idx / 64];
+    if (idx / 64 < low) low = idx / 64;
+    /* A run: the next blocks are its neighbours up (or down) in the same
+     * word, as a cache gives back blocks freed in (or against) the order
+     * they were handed out.  Their bits go in at once, with one double
+     * free test: a load, a compare and an add a block instead of the
+     * index and the bit of each. */
+    uintptr_t d = end - q > 1 ? (uintptr_t)q[1] - a : 0;
+    if (d == size || d == -size) {
+      /* Up to the word's end, and the slab's last block: past it may
+       * lie the next granule's first (a class that divides the granule). */
+      uintptr_t room = d == size ? (64 - b < count - idx ? 64 - b : count - idx) : b + 1;
+      void **r = q + 1, **stop = (size_t)(end - q) > room ? q + room : end;
+      for (uintptr_t next = a + d; r < stop && (uintptr_t)*r == next; r++) next += d;
+      unsigned k = (unsigned)(r - q); /* 1 .. 64 */
+      uint64_t ones = k == 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
+      uint64_t mask = ones << (d == size ? b : b + 1 - k);
+      if (likely((*w & mask) == 0)) {
+        *w |= mask;
+        q = r;
+        continue;
+      }
+      /* one of them is free already: found block by block below */
+    }
+    uint64_t bit = (uint64_t)1 << b;
     if (unlikely(*w & bit)) break;
     *w |= bit;
-    if (idx / 64 < low) low = idx / 64;
+    q++;
   }
   sl->hint = (uint16_t)low;
   sl->used -= (uint32_t)(q - v);

@@ -25,6 +25,9 @@
  *     own, but not a block of main's that it freed, which goes to the
  *     remote batch; every row but its own slot's is zero; a new thread's
  *     bin holds one block after one malloc and free of its class.
+ *   - blocks of two neighbouring slabs given back in one call in rising
+ *     order each set their own slab's bit (slab_give's runs stop at a
+ *     slab's last block), for classes of 48 B to 32 KiB.
  *   - a new thread's mallocs of a fresh class come out in rising address
  *     order (150 of 400 B: at most one fall, where a new slab starts).
  *   - a bin grows to SMP_TCACHE_BYTES of blocks in a small heap, to
@@ -292,6 +295,54 @@ static size_t slabs_after_round(size_t n, unsigned k) {
   return class_slabs_of(n);
 }
 
+/* slab_give takes a run of neighbours' bits at once (slab.h): a run that
+ * reaches a slab's last block stops there, though the next granule's first
+ * block follows it (a class that divides the granule).  All the blocks of
+ * two neighbouring slabs of the class but the first and the last go back
+ * in one call, in rising order: each slab gets exactly its own bits back.
+ * Returns the checks made. */
+static int addr_cmp(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+  return x < y ? -1 : x > y;
+}
+static unsigned long give_runs(size_t size) {
+  static void *v[6 * 1365];
+  unsigned c = class_of(size);
+  uint32_t count = class_table[c].count, sz = class_table[c].size;
+  size_t n = 6 * (size_t)count, at = n;
+  if (n > sizeof v / sizeof v[0]) n = sizeof v / sizeof v[0];
+  for (size_t i = 0; i < n; i++) v[i] = smp_malloc(size);
+  qsort(v, n, sizeof *v, addr_cmp);
+  for (size_t i = 0; i + 2 * count <= n && at == n; i++) {
+    uintptr_t x = (uintptr_t)v[i];
+    if (x % SMP_SLAB_SIZE != 0) continue;
+    bool whole = true;
+    for (uint32_t k = 0; k < 2 * count && whole; k++)
+      whole = (uintptr_t)v[i + k] == x + (k < count ? 0 : SMP_SLAB_SIZE) + (k % count) * (uintptr_t)sz;
+    if (whole) at = i;
+  }
+  CHECK(at < n, "no two neighbouring slabs of %u-byte blocks, all ours", sz);
+  if (at == n) {
+    for (size_t i = 0; i < n; i++) smp_free(v[i]);
+    return 1;
+  }
+  slab_t *x = pagemap_desc(pagemap_get(v[at])), *y = pagemap_desc(pagemap_get(v[at + count]));
+  uint32_t xu = x->used, yu = y->used;
+  slot_give(v + at + 1, 2 * count - 2, "free");
+  CHECK(xu == count && x->used == 1 && yu == count && y->used == 1,
+        "%u-byte blocks: used %u -> %u and %u -> %u, want %u -> 1", sz, xu, x->used, yu, y->used, count);
+  unsigned long bad = 0;
+  for (uint32_t k = 0; k < (count + 63) / 64 * 64; k++) {
+    bool xs = x->bits[k / 64] >> (k % 64) & 1, ys = y->bits[k / 64] >> (k % 64) & 1;
+    bad += xs != (k > 0 && k < count);
+    bad += ys != (k < count - 1);
+  }
+  CHECK(bad == 0, "%u-byte blocks: %lu bits wrong in the two slabs after one give-back", sz, bad);
+  for (size_t i = 0; i < n; i++)
+    if (i <= at || i >= at + 2 * count - 1) smp_free(v[i]);
+  return 3;
+}
+
 int main(void) {
   unsigned long checks = 0;
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
@@ -378,6 +429,8 @@ int main(void) {
   pthread_join(t, NULL);
   CHECK(slab_rows == 4, "slab_rows %u, want 4 (SMPALLOC_SLOTS=4)", slab_rows);
   checks += row_checks + 1;
+  static const size_t run_sizes[] = {48, 512, 1024, 4096, 16384, 32768};
+  for (size_t i = 0; i < sizeof run_sizes / sizeof run_sizes[0]; i++) checks += give_runs(run_sizes[i]);
   void *falls = NULL;
   CHECK(pthread_create(&t, NULL, order_thread, NULL) == 0, "pthread_create");
   pthread_join(t, &falls);

@@ -19,6 +19,9 @@
  *   keyless_double  free(a), its first word (the free key) overwritten,
  *                   free(a) again, then 500 more frees of its size: only
  *                   the slab's bitmap can see it (when the blocks go back)
+ *   keyless_double_run  the same, but the second free lands in a run of
+ *                   neighbours freed in order (the slab takes a run's
+ *                   bits at once: the one already set must stop it)
  *   never           free of a block start of a live slab never handed out
  *   realloc_freed   realloc of a freed block to a larger size
  *   slab_edge       8 bytes written past the last block of a slab, then
@@ -131,6 +134,22 @@ int main(int argc, char **argv) {
     if (two_mallocs(32, NULL)) return 1;
     char *x = malloc(32), *y = malloc(32);
     if (x == y) return wrong("the same block twice");
+  } else if (strcmp(m, "keyless_double_run") == 0) {
+    enum { N = 300, M = 500 };
+    static char *v[N], *w[M];
+    for (int i = 0; i < N; i++) v[i] = malloc(32);
+    for (int i = 0; i < M; i++) w[i] = malloc(32);
+    char *a = v[N / 3];
+    announce(a);
+    free(a);
+    *word(a, 0) = 0; /* use after free: the free key is gone */
+    for (int i = 0; i < M; i++) free(w[i]); /* a goes back to its slab */
+    for (int i = 0; i < N; i++) free(v[i]); /* a again, amid its neighbours */
+    if (two_mallocs(32, NULL)) return 1;
+    for (int i = 0; i < N; i++) v[i] = malloc(32);
+    for (int i = 0; i < N; i++)
+      for (int j = 0; j < i; j++)
+        if (v[i] == v[j]) return wrong("the same block twice");
   } else if (strcmp(m, "never") == 0) {
     char *a = malloc(32);
     /* 2,000 blocks on, in the same 64 KiB slab: never handed out. */

@@ -37,7 +37,7 @@ expect() {
 }
 
 echo "== glibc, for reference (not checked)"
-for m in uaf_link overflow_next aba keyless_double never realloc_freed slab_edge junk huge align libc_names; do
+for m in uaf_link overflow_next aba keyless_double keyless_double_run never realloc_freed slab_edge junk huge align libc_names; do
   printf '  %-14s ' "$m"; "$BIN" "$m" 2>&1 | tail -n 1
 done
 
@@ -47,6 +47,7 @@ for m in uaf_link overflow_next slab_edge junk huge align libc_names checked_uaf
 done
 expect aba 'abort:double free' free env LD_PRELOAD="$LIB" "$BIN" aba
 expect keyless_double 'abort:double free' free env LD_PRELOAD="$LIB" "$BIN" keyless_double
+expect keyless_double_run 'abort:double free' free env LD_PRELOAD="$LIB" "$BIN" keyless_double_run
 expect never 'abort:never allocated' free env LD_PRELOAD="$LIB" "$BIN" never
 expect realloc_freed 'abort:double free' realloc env LD_PRELOAD="$LIB" "$BIN" realloc_freed
 expect checked-uaf8 'abort:use after free' malloc env SMPALLOC_CHECKED=1 LD_PRELOAD="$LIB" "$BIN" checked_uaf8
