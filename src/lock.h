@@ -46,9 +46,23 @@ static inline bool lock_cas(lock_t *l) {
   return atomic_compare_exchange_strong_explicit(l, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed);
 }
+/* With one thread (glibc's word for it: non-zero means "definitely
+ * single-threaded", and only this thread could create another) no other
+ * thread can hold a lock or wait for one, so a lock is taken and freed with
+ * plain stores, as glibc's malloc does: no locked instruction, which waits
+ * for every store before it to reach the cache (glibc-simple, every block
+ * through a slab in batches under a slot's lock: 0.57x -> 0.56x glibc's
+ * time).  A held lock (a signal handler that interrupted its holder) is
+ * still busy.  The signal fences keep the compiler from moving the
+ * section's accesses past them. */
 static inline bool lock_try(lock_t *l) {
-  if (unlikely(atomic_load_explicit(&lock_fork_ready, memory_order_relaxed) != 2) && !lock_one_thread())
-    lock_fork_guard();
+  if (lock_one_thread()) {
+    if (atomic_load_explicit(l, memory_order_relaxed) != 0) return false;
+    atomic_store_explicit(l, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_acquire);
+    return true;
+  }
+  if (unlikely(atomic_load_explicit(&lock_fork_ready, memory_order_relaxed) != 2)) lock_fork_guard();
   return lock_cas(l);
 }
 /* Poll the held lock l (SMP_LOCK_SPIN times with more than one CPU, else
@@ -61,6 +75,11 @@ static inline void lock_take(lock_t *l) {
   lock_wait(l);
 }
 static inline void lock_drop(lock_t *l) {
+  if (lock_one_thread()) { /* no other thread: none waits (lock_try) */
+    atomic_signal_fence(memory_order_release);
+    atomic_store_explicit(l, 0, memory_order_relaxed);
+    return;
+  }
   if (unlikely(atomic_exchange_explicit(l, 0, memory_order_release) == 2)) os_futex_wake(l, 1);
 }
 /* In a child after fork: the lock is free (the parent's holder was the
