@@ -2,7 +2,8 @@
  * lock.h - the one mutex of smpalloc, used by every module.
  *
  * A futex word: 0 free, 1 held, 2 held with (possible) waiters.  Taken
- * uncontended it costs one atomic instruction each way and no system call.
+ * uncontended it costs one atomic instruction each way and no system call
+ * (none at all while the process has one thread: lock_try).
  * Contended, lock_wait polls it lock_spin times with a CPU pause (our
  * sections are short: a batch of blocks, a list splice), then sleeps on the
  * futex.  The spin count is 0 with one CPU, where spinning only delays the
