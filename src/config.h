@@ -158,7 +158,17 @@
  * 7.4 ms with 64, at 0.35x glibc's peak RSS against 0.33x; the workload
  * suite did not change.  From the second slab on: small multi-threaded
  * heaps 20-30 % more RSS.)  Below it, a slot's second and later fresh
- * slabs of a class are faulted in with one MADV_POPULATE_WRITE each. */
+ * slabs of a class are faulted in with one MADV_POPULATE_WRITE each.
+ * (Both for classes written whole: SMP_PROBE_FROM.) */
+/* Classes of blocks of this size and more (two pages or more) are faulted
+ * in ahead, or get huge pages, only once a full slab of theirs showed the
+ * program writing more than 3/8 of its pages (slot.c, class_use): a
+ * program may use only the ends of a big block (glibc-thread: 1.31x ->
+ * 0.96-0.98x glibc's peak RSS, 0.56x -> 0.60x its time), or write it
+ * whole (realloc-grow, whose heap keeps its huge pages: 0.79x -> 0.78x). */
+#ifndef SMP_PROBE_FROM
+#define SMP_PROBE_FROM 8192u
+#endif
 #ifndef SMP_HUGE_AFTER
 #define SMP_HUGE_AFTER 64u
 #endif

@@ -239,6 +239,22 @@ void os_populate(void *p, size_t size) {
   errno = saved;
 }
 
+size_t os_resident(void *p, size_t size) {
+  int saved = errno;
+  unsigned char vec[64];
+  size_t page = os_page_size(), pages = size / page, n = 0;
+  if (pages > sizeof vec) pages = sizeof vec;
+  /* The system call, not libc's wrapper: no page of libc a program may
+   * never use is touched for it (docs/design.md, "Start-up"). */
+  if (pages == 0 || syscall(SYS_mincore, p, pages * page, vec) != 0) {
+    errno = saved;
+    return SIZE_MAX;
+  }
+  for (size_t i = 0; i < pages; i++) n += vec[i] & 1;
+  errno = saved;
+  return n;
+}
+
 uint32_t os_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* vDSO: no kernel entry */

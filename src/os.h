@@ -64,6 +64,9 @@ SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
 SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
 /* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
 SMP_HIDDEN void os_populate(void *p, size_t size);
+/* How many of the first pages of [p, p+size), at most 64, are resident
+ * (mincore); SIZE_MAX if the kernel cannot tell. */
+SMP_HIDDEN size_t os_resident(void *p, size_t size);
 /* The size of a transparent huge page, or 0 when the kernel gives none
  * (mode "never", or no THP support). */
 SMP_HIDDEN size_t os_huge_size(void);

@@ -56,6 +56,42 @@ static _Atomic size_t waits;
  * every busy class once the heap holds SMP_HUGE_HEAP granules. */
 static _Atomic uint32_t class_slabs[SMP_NCLASS];
 
+/* How the program writes the blocks of a class of SMP_PROBE_FROM bytes
+ * and more: not known yet, whole (more than 3/8 of the pages of a full
+ * slab of them resident), or in part.  Until it is known to be whole, the
+ * class's slabs are sparse: never faulted in ahead, never in huge pages,
+ * so a page becomes resident only when the program (or free's key) writes
+ * it.  Known from the first full sparse slab of the class, measured (its
+ * resident pages) when the next one fills up: by then the program has had
+ * the blocks of the first.  (A block written at its start and end only,
+ * glibc-thread's, leaves 4-6 of a slab's 16 pages resident in its classes
+ * of 10-32 KiB; realloc-grow's arrays 8-15.)  Set once; a hint, read and
+ * written relaxed. */
+enum { USE_UNKNOWN, USE_WHOLE, USE_PART };
+static _Atomic uint8_t class_use[SMP_NCLASS];
+/* The full sparse slab of each such class waiting to be measured. */
+static _Atomic(slab_t *) class_probe[SMP_NCLASS];
+
+static bool class_whole(unsigned cls) {
+  return class_table[cls].size < SMP_PROBE_FROM ||
+         atomic_load_explicit(&class_use[cls], memory_order_relaxed) == USE_WHOLE;
+}
+
+/* Measure the probe slab sl of class cls (no lock held: a system call) and
+ * settle the class's use.  sl may have left the class meanwhile (read
+ * racily: a slab that changed hands is skipped). */
+static void class_measure(slab_t *sl, unsigned cls) {
+  unsigned state = chunk_state(sl);
+  if (__atomic_load_n(&sl->cls, __ATOMIC_RELAXED) != cls || (state != SLAB_FULL && state != SLAB_PARTIAL))
+    return;
+  size_t page = os_page_size(), span = (size_t)class_table[cls].count * class_table[cls].size;
+  size_t pages = (span + page - 1) / page, got = os_resident((void *)chunk_base(sl), span);
+  if (got == SIZE_MAX) return;
+  uint8_t unknown = USE_UNKNOWN;
+  atomic_compare_exchange_strong_explicit(&class_use[cls], &unknown, 8 * got > 3 * pages ? USE_WHOLE : USE_PART,
+                                          memory_order_relaxed, memory_order_relaxed);
+}
+
 unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
 
 /* Threads with a cache that use each slot (a hint: relaxed, and a thread
@@ -310,10 +346,10 @@ typedef struct { uintptr_t lo, hi; } range_t;
 
 static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **oend,
                                  slab_t **populate, range_t *fresh, bool *dense, bool sparse_only,
-                                 bool *defer) {
+                                 bool *defer, slab_t **probe) {
   bin_t *b = &s->bins[cls];
   uint32_t count = class_table[cls].count;
-  bool checked = options.checked;
+  bool checked = options.checked, whole = class_whole(cls);
   unsigned n = 0;
   while (n < want) {
     slab_t *sl = b->cur;
@@ -327,7 +363,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
           break;
         }
         uint64_t bit = (uint64_t)1 << (cls % 64);
-        bool busy = s->taken[cls / 64] & bit;
+        bool busy = (s->taken[cls / 64] & bit) && whole;
         *dense = !sparse_only &&
                  (options.hugepages == 2 ||
                   (busy && (atomic_load_explicit(&class_slabs[cls], memory_order_relaxed) >= SMP_HUGE_AFTER ||
@@ -348,7 +384,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
     if (unlikely(got == 0)) slot_corrupt(sl); /* not full, yet no free bit */
     n += got;
     uint32_t after = sl->high_off;
-    if (after > before && sl->untouched && !sl->chunk->huge && fresh->hi == 0) {
+    if (after > before && sl->untouched && !sl->chunk->huge && fresh->hi == 0 && whole) {
       /* Blocks past the old high-water mark lie on pages never touched:
        * the caller faults in those up to the one the last block starts on
        * with one call (os.h); the rest of a block of more than a page is
@@ -361,6 +397,11 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
     if (sl->used == count) { /* exhausted */
       chunk_set_state(sl, SLAB_FULL);
       b->cur = NULL;
+      /* A full sparse slab of a class whose use is not known: it waits
+       * to be measured; the one before it is measured now (slot_take). */
+      if (!whole && sl->untouched && !sl->chunk->huge && *probe == NULL &&
+          atomic_load_explicit(&class_use[cls], memory_order_relaxed) == USE_UNKNOWN)
+        *probe = atomic_exchange_explicit(&class_probe[cls], sl, memory_order_relaxed);
     }
   }
   return n;
@@ -368,13 +409,14 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
 
 unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool *defer) {
   unsigned n = 0;
-  slab_t *populate = NULL;
+  slab_t *populate = NULL, *probe = NULL;
   range_t fresh = {0, 0};
   bool dense = false, sparse_only = false;
   for (;;) {
     slot_t *s = slot_lock(slot);
     slot_drain(s);
-    n += slot_take_locked(s, cls, want - n, out + want - n, &populate, &fresh, &dense, sparse_only, defer);
+    n += slot_take_locked(s, cls, want - n, out + want - n, &populate, &fresh, &dense, sparse_only, defer,
+                          &probe);
     lock_drop(&s->lock);
     if (n > 0 || (defer != NULL && *defer)) break;
     if (chunk_grow(1, dense)) continue; /* grow maps memory with no lock held */
@@ -383,6 +425,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
   }
   if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
   if (fresh.hi != 0) os_populate((void *)fresh.lo, fresh.hi - fresh.lo);
+  if (probe != NULL) class_measure(probe, cls);
   if (n < want) { /* taken downwards from out + want: down to out, leaving no stale copy */
     memmove(out, out + want - n, n * sizeof *out);
     track_forget(out + n, (want - n) * sizeof *out);

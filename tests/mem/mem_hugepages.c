@@ -9,6 +9,10 @@
  *                             used once), written whole
  *   mem_hugepages big MIB     one block of MIB MiB (a mapping of its own),
  *                             written whole
+ *   mem_hugepages edges MIB   MIB MiB of 24 KiB blocks (a class of 32 KiB
+ *                             blocks), each written at its first and last
+ *                             byte only (glibc-thread's pattern)
+ *   mem_hugepages whole MIB   the same blocks, written whole
  *
  * Prints the anonymous huge pages of the process (AnonHugePages summed over
  * /proc/self/smaps, in KiB), the page faults the phase took (getrusage
@@ -16,6 +20,7 @@
  * (mappings) advised for huge pages ("hg" in VmFlags), as
  * "huge_kib N faults N rss_growth_kib N hg_areas N". */
 #define MEM_PROG "mem_hugepages"
+#include <stdbool.h>
 #include <sys/resource.h>
 
 #include "mem_common.h"
@@ -49,7 +54,7 @@ static long minflt(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | sparse | big MIB\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | sparse | big MIB | edges MIB | whole MIB\n"); return 2; }
   long huge0 = anon_huge_kib();
   size_t rss0 = rss_bytes();
   long f0 = minflt();
@@ -73,6 +78,16 @@ int main(int argc, char **argv) {
       char *p = malloc(size);
       if (p == NULL) return 2;
       memset(p, 1, size);
+    }
+  } else if ((strcmp(argv[1], "edges") == 0 || strcmp(argv[1], "whole") == 0) && argc == 3) {
+    enum { SIZE = 24 * 1024 };
+    size_t n = (size_t)atol(argv[2]) * 1024 * 1024 / SIZE;
+    bool whole = strcmp(argv[1], "whole") == 0;
+    for (size_t i = 0; i < n; i++) {
+      char *volatile p = malloc(SIZE);
+      if (p == NULL) return 2;
+      if (whole) memset(p, 1, SIZE);
+      else p[0] = p[SIZE - 1] = 1;
     }
   } else if (strcmp(argv[1], "big") == 0 && argc == 3) {
     size_t n = (size_t)atol(argv[2]) * 1024 * 1024;

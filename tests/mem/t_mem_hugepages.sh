@@ -20,6 +20,13 @@
 #     and RSS grows by less than 2 MiB;
 #   - big 16: one block of 16 MiB (mapped alone), written whole: no huge
 #     page, also with SMPALLOC_HUGEPAGES=2;
+#   - whole 64: 64 MiB of 24 KiB blocks (a class of 32 KiB blocks),
+#     written whole: at least 32 MiB in huge pages (the class, of blocks of
+#     8 KiB and more, showed the program writing its pages: slot.c,
+#     class_use);
+#   - edges 32: 32 MiB of the same blocks, each written at its first and
+#     last byte only: no huge page, and RSS grows by less than half of the
+#     32 MiB (their other pages are never touched, never faulted in ahead);
 #   - SMPALLOC_HUGEPAGES=2 (eager): sparse and runs 8 each get huge pages
 #     (at least 2 MiB), and sparse's RSS grows by less than 8 MiB.
 # The machine decides: skipped when its transparent huge pages are off
@@ -53,6 +60,10 @@ for phase in "dense 64:64 MiB of 64-byte blocks" "runs 64:64 MiB of 96 KiB block
       fail "$areas areas advised for huge pages, want >= 8 (dense chunks mapped apart)"
   fi
 done
+if check_run -t 120 "whole 64: 64 MiB of 24 KiB blocks, written whole" env LD_PRELOAD="$LIB" "$BIN" whole 64; then
+  huge=$(field huge_kib)
+  [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
+fi
 if [ "$mode" = always ]; then
   skipped+=("the kernel gives huge pages to every mapping (always): the no-huge-page checks say nothing")
 else
@@ -71,6 +82,11 @@ else
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a light use"
     [ "$(field rss_growth_kib)" -lt 2048 ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
       fail "RSS grew $(field rss_growth_kib) KiB for one block of each class, want < 2048"
+  fi
+  if check_run -t 120 "edges 32: 32 MiB of 24 KiB blocks, each written at its ends" env LD_PRELOAD="$LIB" "$BIN" edges 32; then
+    [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for blocks written at their ends"
+    [ "$(field rss_growth_kib)" -lt $((16 * 1024)) ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
+      fail "RSS grew $(field rss_growth_kib) KiB for 32 MiB of blocks written at their ends, want < 16384"
   fi
   for eager in 1 2; do
     if check_run -t 120 "big 16: one block of 16 MiB, SMPALLOC_HUGEPAGES=$eager" env SMPALLOC_HUGEPAGES=$eager LD_PRELOAD="$LIB" "$BIN" big 16; then
