@@ -113,7 +113,7 @@ static void dirty_push(slab_t *g, uint32_t now) {
 
 /* Put a free run of k >= 2 granules starting at g on its list (pool lock). */
 static void run_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
-  g->cls = (uint16_t)k;
+  __atomic_store_n(&g->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
   g->stamp = stamp;
   for (unsigned i = 1; i < k; i++) chunk_set_state(&g[i], RUN_TAIL);
   g[k - 1].prev = g;

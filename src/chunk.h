@@ -68,7 +68,8 @@ struct slab_s {
   _Alignas(64) uint32_t high_mark; /* read by free with no lock: stored
                          with __atomic_store_n, read with SMP_RACY_LOAD */
   uint32_t recip;     /* class_table[cls].recip (one load less on free) */
-  uint16_t cls;
+  uint16_t cls;       /* stored with __atomic_store_n: a probe of another
+                         slot reads it with no lock (slot.c) */
   uint16_t owner;     /* index of the owning slot */
   uint32_t bin;       /* slab_bin(cls, owner): where free finds its
                          class's bin in its slot's thread-cache row, with

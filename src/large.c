@@ -61,7 +61,7 @@ static void *large_run_alloc(unsigned k, bool *zeroed) {
   }
   if (run == NULL) return NULL;
   chunk_set_state(run, RUN_USED);
-  run->cls = (uint16_t)k;
+  __atomic_store_n(&run->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
   pagemap_set(chunk_base(run), pagemap_run(run));
   return (void *)chunk_base(run);
 }
@@ -326,7 +326,7 @@ void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_m
   if (run && size <= SMP_RUN_MAX && !track_running()) {
     slab_t *r = pagemap_desc(e);
     if (chunk_extend(r, r->cls, (unsigned)(size >> SMP_SLAB_SHIFT))) {
-      r->cls = (uint16_t)(size >> SMP_SLAB_SHIFT);
+      __atomic_store_n(&r->cls, (uint16_t)(size >> SMP_SLAB_SHIFT), __ATOMIC_RELAXED);
       large_count(old, -1);
       large_count(size, 1);
       return track_resize(p, kept, n);

@@ -46,7 +46,7 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   sl->untouched = zero;
   sl->hint = 0;
   sl->used = 0;
-  sl->cls = (uint16_t)cls;
+  __atomic_store_n(&sl->cls, (uint16_t)cls, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
   sl->bin = slab_bin(cls, owner);
   sl->recip = ci->recip;
   sl->owner = (uint16_t)owner;
