@@ -113,6 +113,23 @@ unsigned slab_take(slab_t *sl, unsigned want, void **oend, bool checked) {
   return got;
 }
 
+void **slab_give_run(slab_t *sl, uintptr_t base, void **q, void **end, uint32_t idx, int dir) {
+  const uint32_t count = class_table[sl->cls].count, b = idx % 64;
+  const uintptr_t size = class_table[sl->cls].size, a = base + (uintptr_t)idx * size;
+  /* Up to the word's end (or start), and the slab's last block: past it
+   * may lie the next granule's first (a class that divides the granule). */
+  uint32_t room = dir > 0 ? (64 - b < count - idx ? 64 - b : count - idx) : b + 1;
+  void **r = q + 1, **stop = (size_t)(end - q) > room ? q + room : end;
+  uintptr_t d = dir > 0 ? size : -size;
+  for (uintptr_t next = a + d; r < stop && (uintptr_t)*r == next; r++) next += d;
+  unsigned k = (unsigned)(r - q); /* 1 .. 64 */
+  uint64_t ones = k == 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
+  uint64_t mask = ones << (dir > 0 ? b : b + 1 - k), *w = &sl->bits[idx / 64];
+  if (*w & mask) return q; /* a block freed twice among them */
+  *w |= mask;
+  return r;
+}
+
 void slab_fill_free(const slab_t *sl, void *p) {
   track_quiet_begin(); /* valgrind: p is freed */
   slab_fill(p, class_table[sl->cls].size);

@@ -79,44 +79,37 @@ SMP_HIDDEN unsigned slab_take(slab_t *sl, unsigned want, void **oend, bool check
  * block holds the free key already (free wrote it): nothing is written into
  * it here, under the lock, except checked mode's fill (slab_fill_free).
  * Inline: slot_give runs it for every block a thread cache gives back; one
- * subtraction serves the granule test and the index. */
+ * subtraction serves the granule test and the index.
+ * Blocks come back mostly in runs: neighbours freed in the order they were
+ * handed out, or against it.  A block whose index is next to the one
+ * before's starts a run, given back at once (slab_give_run); a block that
+ * is not costs this loop a compare with the index before it (no load:
+ * looking ahead at the next block's address instead made each block of a
+ * random order 20 instructions dearer, mleak's give-back 4.8 M -> 7.2 M). */
+SMP_HIDDEN void **slab_give_run(slab_t *sl, uintptr_t base, void **q, void **end, uint32_t idx, int dir);
 static inline void **slab_give(slab_t *sl, uintptr_t base, void **v, void **end) {
   uint64_t *bits = sl->bits;
   const uint64_t recip = sl->recip;
-  const uintptr_t size = class_table[sl->cls].size, count = class_table[sl->cls].count;
-  uint32_t low = sl->hint;
+  uint32_t low = sl->hint, prev = UINT32_MAX - 2; /* no block before */
   void **q = v;
   while (q < end) {
-    uintptr_t a = (uintptr_t)*q, off = a - base;
+    uintptr_t off = (uintptr_t)*q - base;
     if (off >= SMP_SLAB_SIZE) break;
-    uint32_t idx = (uint32_t)((off * recip) >> 32), b = idx % 64;
-    uint64_t *w = &bits[idx / 64];
+    uint32_t idx = (uint32_t)((off * recip) >> 32);
     if (idx / 64 < low) low = idx / 64;
-    /* A run: the next blocks are its neighbours up (or down) in the same
-     * word, as a cache gives back blocks freed in (or against) the order
-     * they were handed out.  Their bits go in at once, with one double
-     * free test: a load, a compare and an add a block instead of the
-     * index and the bit of each. */
-    uintptr_t d = end - q > 1 ? (uintptr_t)q[1] - a : 0;
-    if (d == size || d == -size) {
-      /* Up to the word's end, and the slab's last block: past it may
-       * lie the next granule's first (a class that divides the granule). */
-      uintptr_t room = d == size ? (64 - b < count - idx ? 64 - b : count - idx) : b + 1;
-      void **r = q + 1, **stop = (size_t)(end - q) > room ? q + room : end;
-      for (uintptr_t next = a + d; r < stop && (uintptr_t)*r == next; r++) next += d;
-      unsigned k = (unsigned)(r - q); /* 1 .. 64 */
-      uint64_t ones = k == 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
-      uint64_t mask = ones << (d == size ? b : b + 1 - k);
-      if (likely((*w & mask) == 0)) {
-        *w |= mask;
+    if (unlikely(((idx - prev + 1) & ~2u) == 0)) { /* idx is prev + 1 or prev - 1 */
+      void **r = slab_give_run(sl, base, q, end, idx, (int)(idx - prev));
+      if (r != q) {
+        prev = idx + (uint32_t)((int)(idx - prev) * (int)(r - q - 1));
         q = r;
         continue;
       }
-      /* one of them is free already: found block by block below */
+      /* one of them is free already: found block by block */
     }
-    uint64_t bit = (uint64_t)1 << b;
-    if (unlikely(*w & bit)) break;
-    *w |= bit;
+    uint64_t *w = &bits[idx / 64], x = *w;
+    if (unlikely((x >> (idx % 64)) & 1)) break;
+    *w = x | (uint64_t)1 << (idx % 64);
+    prev = idx;
     q++;
   }
   sl->hint = (uint16_t)low;
