@@ -180,6 +180,11 @@ static slab_t *carve(carve_t *c, unsigned k) {
 /* Is there a dense chunk to carve from, or could there be one? */
 static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0; }
 
+bool chunk_dear(void) {
+  unsigned ns = options.fault_ns ? options.fault_ns : os_touch_ns();
+  return ns >= SMP_DEAR_TOUCH_NS;
+}
+
 slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   slab_t *g = NULL;
   lock_take(&pool_lock);

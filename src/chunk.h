@@ -125,6 +125,10 @@ SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
  * free run for a run) is pooled.  Never makes a system call:
  * NULL when none is at hand (call chunk_grow with the same k and dense). */
 SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
+/* Is a page's first touch dear on this machine (SMPALLOC_FAULT_NS, else
+ * os_touch_ns; config.h: SMP_DEAR_TOUCH_NS)?  Then busy classes and runs
+ * turn dense sooner.  False until the cost is known. */
+SMP_HIDDEN bool chunk_dear(void);
 /* Make room for k granules (dense: in a chunk advised for huge pages): map
  * a new chunk unless another thread made room meanwhile (a system call: no
  * lock may be held).  False when out of memory. */

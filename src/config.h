@@ -173,6 +173,44 @@
 #define SMP_HUGE_AFTER 64u
 #endif
 
+/* Where a page's first touch is dear (SMPALLOC_FAULT_NS, else os_touch_ns:
+ * at least SMP_DEAR_TOUCH_NS), huge pages pay sooner: once the heap holds
+ * SMP_HUGE_MIN_DEAR granules (2 MiB), a class's fresh slabs are dense when
+ * it holds SMP_HUGE_AFTER_DEAR slabs (512 KiB), first or not, written whole
+ * or not; once it holds SMP_HUGE_HEAP_DEAR (8 MiB), every fresh slab and
+ * run is.  On the test machine of 2026-12-02 (a virtual machine whose
+ * hypervisor maps each guest page at its first access, not when the guest
+ * kernel fills its page table) a 4 KiB page's first touch took 6-9 us, a
+ * 2 MiB huge page's 70-120 us, and glibc's malloc spent 28 ms of the
+ * seed's 48 in page faults; on the one before, a first touch cost about
+ * 0.5-1 us, and huge pages sooner bought nothing there but memory
+ * (SMP_HUGE_AFTER).  The cost is timed on SMP_TOUCH_SAMPLES populates of
+ * SMP_TOUCH_PAGES or more (os.c; one page is a fresh slab's first block)
+ * after the first SMP_TOUCH_SKIP, and the least of them taken, so that a
+ * populate preempted once does not make a machine dear: the first dozen
+ * fills decide.  Until then faults count as cheap. */
+#ifndef SMP_DEAR_TOUCH_NS
+#define SMP_DEAR_TOUCH_NS 3000u
+#endif
+#ifndef SMP_TOUCH_SAMPLES
+#define SMP_TOUCH_SAMPLES 3u
+#endif
+#ifndef SMP_TOUCH_PAGES
+#define SMP_TOUCH_PAGES 1u
+#endif
+#ifndef SMP_TOUCH_SKIP
+#define SMP_TOUCH_SKIP 8u
+#endif
+#ifndef SMP_HUGE_MIN_DEAR
+#define SMP_HUGE_MIN_DEAR 32u
+#endif
+#ifndef SMP_HUGE_AFTER_DEAR
+#define SMP_HUGE_AFTER_DEAR 8u
+#endif
+#ifndef SMP_HUGE_HEAP_DEAR
+#define SMP_HUGE_HEAP_DEAR 128u
+#endif
+
 /* ...or, for every busy class, once the heap holds this many granules in
  * slabs and runs (16 MiB): a partly used huge page is then at most an
  * eighth of it, and a big heap's random access misses the TLB far less in

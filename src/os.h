@@ -62,8 +62,14 @@ SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
  * new_size bytes from os_map that they replace, growing or shrinking it to
  * new_size.  False (both unchanged) on failure. */
 SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
-/* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
+/* Fault in [p, p+size) now, writable (a hint: failure is ignored).  The
+ * first SMP_TOUCH_SAMPLES calls for SMP_TOUCH_PAGES pages or more are
+ * timed, with a read of each page after (os_touch_ns). */
 SMP_HIDDEN void os_populate(void *p, size_t size);
+/* What the first touch of a page costs on this machine, in nanoseconds:
+ * the least per page of the timed populates (the populate and a first
+ * read), or 0 until SMP_TOUCH_SAMPLES were timed. */
+SMP_HIDDEN uint32_t os_touch_ns(void);
 /* How many of the first pages of [p, p+size), at most 64, are resident
  * (mincore); SIZE_MAX if the kernel cannot tell. */
 SMP_HIDDEN size_t os_resident(void *p, size_t size);

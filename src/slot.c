@@ -364,10 +364,12 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         }
         uint64_t bit = (uint64_t)1 << (cls % 64);
         bool busy = (s->taken[cls / 64] & bit) && whole;
+        uint32_t held = atomic_load_explicit(&class_slabs[cls], memory_order_relaxed);
+        size_t heap = chunk_active();
         *dense = !sparse_only &&
                  (options.hugepages == 2 ||
-                  (busy && (atomic_load_explicit(&class_slabs[cls], memory_order_relaxed) >= SMP_HUGE_AFTER ||
-                            chunk_active() >= SMP_HUGE_HEAP)));
+                  (chunk_dear() ? heap >= SMP_HUGE_HEAP_DEAR || (heap >= SMP_HUGE_MIN_DEAR && held >= SMP_HUGE_AFTER_DEAR)
+                                : busy && (held >= SMP_HUGE_AFTER || heap >= SMP_HUGE_HEAP)));
         sl = slab_new(cls, (unsigned)(s - slots), *dense);
         if (sl == NULL) break;
         atomic_fetch_add_explicit(&class_slabs[cls], 1, memory_order_relaxed);

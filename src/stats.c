@@ -102,6 +102,11 @@ SMP_API void smp_stats_print(int fd) {
   OUT("  large blocks %12zu (%zu bytes)\n", st.large_blocks, st.large_bytes);
   OUT("  slots        %12zu (%zu busy try-locks, %zu waits)\n", st.slots, st.lock_contended,
       st.lock_waits);
+  unsigned touch = options.fault_ns ? options.fault_ns : os_touch_ns();
+  if (touch == 0) OUT("  page touch        not timed yet (faults taken as cheap)\n");
+  else
+    OUT("  page touch   %12u ns (%s: faults %s)\n", touch, options.fault_ns ? "SMPALLOC_FAULT_NS" : "timed",
+        chunk_dear() ? "dear" : "cheap");
   OUT("  class      size    in use     slabs\n");
   for (unsigned c = 0; c < SMP_NCLASS; c++)
     if (st.classes[c].slabs)
