@@ -57,7 +57,8 @@ static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a
  * (SMP_HUGE_AFTER: it holds 4 MiB already, slot.c), and every slab and run
  * once the heap holds SMP_HUGE_HEAP granules (slot.c, large.c), are dense,
  * so a huge page is filled by memory about to be used, and a light user
- * never pays one.  A dense chunk is carved up before the next one is
+ * never pays one; where a page's first touch is dear (chunk_dear, timed:
+ * config.h, SMP_DEAR_TOUCH_NS), the marks are lower.  A dense chunk is carved up before the next one is
  * mapped; what a run cannot use of its end joins the pool. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
