@@ -53,7 +53,7 @@ size_t large_size(pagemap_entry_t e) {
  * tail, up to a granule, is resident in a huge page.  With huge pages for
  * runs from 2 MiB of large blocks on, small heaps paid that too.) */
 static void *large_run_alloc(unsigned k, bool *zeroed) {
-  bool dense = options.hugepages == 2 || chunk_active() >= (chunk_dear() ? SMP_HUGE_HEAP_DEAR : SMP_HUGE_HEAP);
+  bool dense = options.hugepages == 2 || chunk_active() >= SMP_HUGE_HEAP;
   slab_t *run = chunk_take(k, dense, zeroed);
   for (int tries = 0; run == NULL && tries < 3; tries++) { /* others may take the room */
     if (!chunk_grow(k, dense)) return NULL;

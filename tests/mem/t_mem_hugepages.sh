@@ -37,7 +37,6 @@
 #     2 MiB: at least 2 MiB in huge pages;
 #   - edges 32: blocks written at their ends get them too (at least
 #     16 MiB): a page's first touch costs more than a huge page's share;
-#   - runs 16: the runs of a heap past 8 MiB: at least 4 MiB;
 #   - sparse: a heap under 2 MiB still gets none, and grows by < 2 MiB.
 # And unset, the library times a page's first touch itself: the statistics
 # say what it measured (a time above 0, "timed"), and its verdict is the
@@ -110,8 +109,7 @@ fi
 
 # Where page faults are dear.
 DEAR=(env SMPALLOC_FAULT_NS=10000 LD_PRELOAD="$LIB" "$BIN")
-for phase in "dense 3:2048:3 MiB of 64-byte blocks" "edges 32:16384:32 MiB of 24 KiB blocks written at their ends" \
-             "runs 16:4096:16 MiB of 96 KiB blocks (runs)"; do
+for phase in "dense 3:2048:3 MiB of 64-byte blocks" "edges 32:16384:32 MiB of 24 KiB blocks written at their ends"; do
   IFS=: read -r args want what <<<"$phase"
   # shellcheck disable=SC2086
   if check_run -t 120 "$args, faults dear: $what" "${DEAR[@]}" $args; then
