@@ -283,6 +283,8 @@ void os_populate(void *p, size_t size) {
   errno = saved;
 }
 
+void os_touch_off(void) { atomic_store_explicit(&touch_timed, SMP_TOUCH_SAMPLES, memory_order_relaxed); }
+
 uint32_t os_touch_ns(void) {
   if (atomic_load_explicit(&touch_timed, memory_order_relaxed) < SMP_TOUCH_SAMPLES) return 0;
   return atomic_load_explicit(&touch_least, memory_order_relaxed);

@@ -70,6 +70,8 @@ SMP_HIDDEN void os_populate(void *p, size_t size);
  * the least per page of the timed populates (the populate and a first
  * read), or 0 until SMP_TOUCH_SAMPLES were timed. */
 SMP_HIDDEN uint32_t os_touch_ns(void);
+/* Time no populate from now on (the cost is given: SMPALLOC_FAULT_NS). */
+SMP_HIDDEN void os_touch_off(void);
 /* How many of the first pages of [p, p+size), at most 64, are resident
  * (mincore); SIZE_MAX if the kernel cannot tell. */
 SMP_HIDDEN size_t os_resident(void *p, size_t size);
