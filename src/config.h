@@ -177,10 +177,11 @@
  * at least SMP_DEAR_TOUCH_NS), huge pages pay sooner: once the heap holds
  * SMP_HUGE_MIN_DEAR granules (2 MiB), a class's fresh slabs are dense when
  * it holds SMP_HUGE_AFTER_DEAR slabs (512 KiB), first or not, written whole
- * or not; once the heap holds SMP_HUGE_HEAP, every fresh slab is (runs: as
- * where faults are cheap; at 8 MiB instead, mstress took 1.91x glibc's
- * peak RSS instead of 1.49x, for glibc-thread 0.27x its wall against
- * 0.30x).  On the test machine of 2026-12-02 (a virtual machine whose
+ * or not; once the heap holds SMP_HUGE_HEAP_DEAR (8 MiB), every fresh slab
+ * is (glibc-thread 0.26x glibc's wall instead of 0.29x with 16 MiB, at
+ * 1.41x its peak RSS instead of 1.35x).  Runs keep SMP_HUGE_HEAP: dense
+ * from 8 MiB too, they took mstress (blocks to 256 KiB, 1 in 2,048) to
+ * 1.91x glibc's peak RSS instead of 1.43-1.49x.  On the test machine of 2026-12-02 (a virtual machine whose
  * hypervisor maps each guest page at its first access, not when the guest
  * kernel fills its page table) a 4 KiB page's first touch took 6-9 us, a
  * 2 MiB huge page's 70-120 us, and glibc's malloc spent 28 ms of the
@@ -208,6 +209,9 @@
 #endif
 #ifndef SMP_HUGE_AFTER_DEAR
 #define SMP_HUGE_AFTER_DEAR 8u
+#endif
+#ifndef SMP_HUGE_HEAP_DEAR
+#define SMP_HUGE_HEAP_DEAR 128u
 #endif
 
 /* ...or, for every busy class, once the heap holds this many granules in

@@ -338,7 +338,7 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
  * fresh slabs are dense (chunk.h: huge pages) once its class holds
  * SMP_HUGE_AFTER slabs or the heap SMP_HUGE_HEAP granules (where faults are
  * dear, chunk_dear: any bin, once the heap holds SMP_HUGE_MIN_DEAR granules
- * and its class SMP_HUGE_AFTER_DEAR slabs, or the heap SMP_HUGE_HEAP),
+ * and its class SMP_HUGE_AFTER_DEAR slabs, or the heap SMP_HUGE_HEAP_DEAR),
  * and otherwise
  * (or with sparse_only, or without huge pages) faulted in whole with one
  * system call: *populate is set to such a slab.  Returns the count; fewer
@@ -371,7 +371,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         size_t heap = chunk_active();
         *dense = !sparse_only &&
                  (options.hugepages == 2 ||
-                  (chunk_dear() ? heap >= SMP_HUGE_HEAP || (heap >= SMP_HUGE_MIN_DEAR && held >= SMP_HUGE_AFTER_DEAR)
+                  (chunk_dear() ? heap >= SMP_HUGE_HEAP_DEAR || (heap >= SMP_HUGE_MIN_DEAR && held >= SMP_HUGE_AFTER_DEAR)
                                 : busy && (held >= SMP_HUGE_AFTER || heap >= SMP_HUGE_HEAP)));
         sl = slab_new(cls, (unsigned)(s - slots), *dense);
         if (sl == NULL) break;
