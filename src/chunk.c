@@ -178,13 +178,20 @@ static slab_t *carve(carve_t *c, unsigned k) {
   return g;
 }
 
-/* Is there a dense chunk to carve from, or could there be one? */
-static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0; }
-
 bool chunk_dear(void) {
   unsigned ns = options.fault_ns ? options.fault_ns : os_touch_ns();
   return ns >= SMP_DEAR_TOUCH_NS;
 }
+
+bool chunk_huge_pays(void) {
+  if (options.hugepages == 2) return true;
+  unsigned huge = options.huge_fault_ns ? options.huge_fault_ns : os_huge_touch_ns(NULL);
+  unsigned small = options.fault_ns ? options.fault_ns : os_touch_ns();
+  return huge == 0 || small == 0 || huge <= small;
+}
+
+/* Is there a dense chunk to carve from, or could there be one? */
+static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0 && chunk_huge_pays(); }
 
 slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   slab_t *g = NULL;
@@ -341,6 +348,10 @@ static chunk_t *chunk_map(bool dense) {
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
   cm->huge = huge != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
+  /* A dense chunk's first huge page, faulted in now and timed
+   * (chunk_huge_pays): the program's first write to the chunk would fault
+   * it in whole anyway, and a dense chunk is carved up before the next. */
+  if (cm->huge && options.hugepages == 1) os_populate_huge(c, huge);
   apart += away;
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
   for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {

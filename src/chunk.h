@@ -129,6 +129,12 @@ SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
  * os_touch_ns; config.h: SMP_DEAR_TOUCH_NS)?  Then busy classes and runs
  * turn dense sooner.  False until the cost is known. */
 SMP_HIDDEN bool chunk_dear(void);
+/* Does a huge page pay on this machine: is its first touch, per 4 KiB of
+ * it (SMPALLOC_HUGE_FAULT_NS, else os_huge_touch_ns), no dearer than a
+ * 4 KiB page's (chunk_dear's cost)?  True until both are known, and with
+ * SMPALLOC_HUGEPAGES=2.  False: no more chunks advised for huge pages
+ * (config.h, SMP_HUGE_SAMPLES). */
+SMP_HIDDEN bool chunk_huge_pays(void);
 /* Make room for k granules (dense: in a chunk advised for huge pages): map
  * a new chunk unless another thread made room meanwhile (a system call: no
  * lock may be held).  False when out of memory. */

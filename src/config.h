@@ -204,6 +204,24 @@
 #ifndef SMP_TOUCH_SKIP
 #define SMP_TOUCH_SKIP 8u
 #endif
+
+/* A huge page pays only where its first touch costs less than that of the
+ * 4 KiB pages it replaces.  Where a hypervisor backs a guest's memory as it
+ * is first used, a huge page is carved from guest memory that may never
+ * have been backed: on the KVM test machine of 2026-12-03 a 4 KiB page's
+ * first touch cost 1.1-2.4 us, a huge page's 0.5-17.5 us per 4 KiB of it
+ * from one huge page to the next (Python with every object through malloc
+ * spent 146 +- 131 ms in the kernel against 57 +- 10 ms with
+ * SMPALLOC_HUGEPAGES=0; mimalloc 3.4.3, all huge pages, 279 ms).  So the
+ * first huge page of each chunk advised for them is faulted in when the
+ * chunk is mapped, timed (it would fault in whole at the program's first
+ * write anyway), and from SMP_HUGE_SAMPLES of them on the mean per 4 KiB,
+ * the dearest left out, is compared with the small pages' cost
+ * (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages from
+ * then on.  Until both costs are known, huge pages are taken to pay. */
+#ifndef SMP_HUGE_SAMPLES
+#define SMP_HUGE_SAMPLES 3u
+#endif
 #ifndef SMP_HUGE_MIN_DEAR
 #define SMP_HUGE_MIN_DEAR 32u
 #endif

@@ -256,9 +256,31 @@ __attribute__((no_sanitize("thread"))) static void os_touch(const char *p, size_
   track_quiet_end();
 }
 
+/* Populate [p, p + size) (MADV_POPULATE_WRITE), then read a byte of each
+ * page: the ns a page of os_page_size() took, or 0 when the kernel refuses
+ * the populate (kernels before 5.14: a read would map the zero page, not
+ * fault a page in, so there is nothing to time).  errno is the caller's. */
+static uint64_t os_populate_timed(void *p, size_t size) {
+  size_t page = os_page_size(), pages = size / page;
+  uint64_t t0 = os_now_ns();
+  if (pages == 0 || madvise(p, size, MADV_POPULATE_WRITE) != 0) return 0;
+  os_touch(p, pages, page);
+  uint64_t per = (os_now_ns() - t0) / pages;
+  return per ? per : 1;
+}
+
+/* Keep the least of the timed costs in *least (UINT32_MAX: none yet). */
+static void least_of(_Atomic uint32_t *least, uint64_t per) {
+  uint32_t v = per > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)per;
+  uint32_t cur = atomic_load_explicit(least, memory_order_relaxed);
+  while (v < cur && !atomic_compare_exchange_weak_explicit(least, &cur, v, memory_order_relaxed,
+                                                           memory_order_relaxed)) {
+  }
+}
+
 void os_populate(void *p, size_t size) {
   int saved = errno;
-  size_t page = os_page_size(), pages = size / page;
+  size_t pages = size / os_page_size();
   /* The first SMP_TOUCH_SKIP calls are not timed: a program that mallocs a
    * few times reads no clock (the clock's page of libc would cost it
    * memory: t_mem_startup), and the very first populate of a process is
@@ -266,24 +288,56 @@ void os_populate(void *p, size_t size) {
   bool timed = pages >= SMP_TOUCH_PAGES &&
                atomic_load_explicit(&touch_timed, memory_order_relaxed) < SMP_TOUCH_SAMPLES &&
                atomic_fetch_add_explicit(&touch_calls, 1, memory_order_relaxed) >= SMP_TOUCH_SKIP;
-  uint64_t t0 = timed ? os_now_ns() : 0;
-  /* One kernel entry instead of a page fault per page; it never overwrites
-   * a page already present.  Kernels before 5.14 refuse: faults then (and
-   * no timing: a read would map the zero page, not fault a page in). */
-  if (madvise(p, size, MADV_POPULATE_WRITE) == 0 && timed) {
-    os_touch(p, pages, page);
-    uint64_t per = (os_now_ns() - t0) / pages;
-    uint32_t v = per > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)per;
-    uint32_t least = atomic_load_explicit(&touch_least, memory_order_relaxed);
-    while (v < least && !atomic_compare_exchange_weak_explicit(&touch_least, &least, v, memory_order_relaxed,
-                                                               memory_order_relaxed)) {
+  if (timed) {
+    uint64_t per = os_populate_timed(p, size);
+    if (per != 0) {
+      least_of(&touch_least, per);
+      atomic_fetch_add_explicit(&touch_timed, 1, memory_order_relaxed);
     }
-    atomic_fetch_add_explicit(&touch_timed, 1, memory_order_relaxed);
+  } else {
+    /* One kernel entry instead of a page fault per page; it never
+     * overwrites a page already present.  Kernels before 5.14 refuse:
+     * the pages then fault in as they are written. */
+    madvise(p, size, MADV_POPULATE_WRITE);
   }
   errno = saved;
 }
 
-void os_touch_off(void) { atomic_store_explicit(&touch_timed, SMP_TOUCH_SAMPLES, memory_order_relaxed); }
+/* A huge page's first touch, timed: the sum and the greatest of the ns per
+ * small page of the huge pages timed, and how many (os_huge_touch_ns).
+ * One writer at a time (chunk.c calls with its grow lock held). */
+static _Atomic uint64_t huge_sum;
+static _Atomic uint32_t huge_max, huge_n;
+static _Atomic bool huge_off;
+
+void os_populate_huge(void *p, size_t size) {
+  if (atomic_load_explicit(&huge_off, memory_order_relaxed)) return;
+  int saved = errno;
+  uint64_t per = os_populate_timed(p, size);
+  if (per != 0) {
+    uint32_t v = per > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)per;
+    atomic_fetch_add_explicit(&huge_sum, v, memory_order_relaxed);
+    if (v > atomic_load_explicit(&huge_max, memory_order_relaxed))
+      atomic_store_explicit(&huge_max, v, memory_order_relaxed);
+    atomic_fetch_add_explicit(&huge_n, 1, memory_order_relaxed);
+  }
+  errno = saved;
+}
+
+uint32_t os_huge_touch_ns(unsigned *timed) {
+  uint32_t n = atomic_load_explicit(&huge_n, memory_order_relaxed);
+  if (timed) *timed = n;
+  if (n < SMP_HUGE_SAMPLES) return 0;
+  uint64_t sum = atomic_load_explicit(&huge_sum, memory_order_relaxed);
+  uint32_t max = atomic_load_explicit(&huge_max, memory_order_relaxed);
+  uint64_t mean = (sum - max) / (n - 1);
+  return mean ? (uint32_t)mean : 1;
+}
+
+void os_touch_off(bool small, bool huge) {
+  if (small) atomic_store_explicit(&touch_timed, SMP_TOUCH_SAMPLES, memory_order_relaxed);
+  if (huge) atomic_store_explicit(&huge_off, true, memory_order_relaxed);
+}
 
 uint32_t os_touch_ns(void) {
   if (atomic_load_explicit(&touch_timed, memory_order_relaxed) < SMP_TOUCH_SAMPLES) return 0;

@@ -41,6 +41,15 @@
 # And unset, the library times a page's first touch itself: the statistics
 # say what it measured (a time above 0, "timed"), and its verdict is the
 # policy dense 3 gets: huge pages where it says dear, none where cheap.
+# A huge page must also pay (chunk.c, chunk_huge_pays; config.h,
+# SMP_HUGE_SAMPLES): where its first touch costs more per 4 KiB than a
+# 4 KiB page's, no chunk is advised for huge pages:
+#   - dense 64 with SMPALLOC_FAULT_NS=2000 and SMPALLOC_HUGE_FAULT_NS=4000:
+#     no huge page; with SMPALLOC_HUGE_FAULT_NS=500: at least 32 MiB;
+#   - dense 64, both timed: the statistics give the huge pages' cost and
+#     how many were timed (at least 3) and the verdict; "pay" and at least
+#     32 MiB are in huge pages, "dear" and at most the timed chunks' 4 MiB
+#     each are.
 # The machine decides: skipped when its transparent huge pages are off
 # (never) or unknown; the checks that want no huge page are skipped when
 # the kernel gives them to every mapping (always).  Exit 0 pass, 77 skip,
@@ -140,6 +149,31 @@ if check_run -t 120 "dense 3, the cost timed" env SMPALLOC_STATS=1 LD_PRELOAD="$
   else
     [ "$huge" -eq 0 ] && ok "timed $ns ns a page, cheap: no huge page" ||
       fail "timed $ns ns a page, cheap, yet $huge KiB in huge pages for a class under 4 MiB"
+  fi
+fi
+
+# Huge pages only where they pay.
+if [ "$mode" != always ] && check_run -t 120 "dense 64, huge pages dearer than 4 KiB pages" env SMPALLOC_FAULT_NS=2000 SMPALLOC_HUGE_FAULT_NS=4000 LD_PRELOAD="$LIB" "$BIN" dense 64; then
+  [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages that cost more than 4 KiB pages"
+fi
+if check_run -t 120 "dense 64, huge pages cheaper than 4 KiB pages" env SMPALLOC_FAULT_NS=2000 SMPALLOC_HUGE_FAULT_NS=500 LD_PRELOAD="$LIB" "$BIN" dense 64; then
+  huge=$(field huge_kib)
+  [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages that pay, want >= 32768"
+fi
+if check_run -t 120 "dense 64, both costs timed" env SMPALLOC_STATS=1 LD_PRELOAD="$LIB" "$BIN" dense 64; then
+  line=$(grep -E '^  huge page touch ' <<<"$OUT")
+  read -r ns timed verdict < <(sed -n 's/^  huge page touch *\([0-9]*\) ns a 4 KiB page (timed, \([0-9]*\) huge pages: huge pages \([a-z]*\)).*/\1 \2 \3/p' <<<"$line")
+  huge=$(field huge_kib)
+  if [ -z "$verdict" ] || [ "$ns" -eq 0 ] || [ "$timed" -lt 3 ]; then
+    fail "no timed huge page touch (at least 3 huge pages) in the statistics: '$line'"
+  elif [ "$verdict" = pay ]; then
+    [ "$huge" -ge $((32 * 1024)) ] && ok "timed $ns ns a 4 KiB page over $timed huge pages, pay: $huge KiB in huge pages" ||
+      fail "timed $ns ns a 4 KiB page over $timed huge pages, pay, yet only $huge KiB in huge pages, want >= 32768"
+  elif [ "$mode" = always ]; then
+    ok "timed $ns ns a 4 KiB page over $timed huge pages, dear (huge pages not checked: mode always)"
+  else
+    [ "$huge" -le $((timed * 4096)) ] && ok "timed $ns ns a 4 KiB page over $timed huge pages, dear: $huge KiB in huge pages" ||
+      fail "timed $ns ns a 4 KiB page over $timed huge pages, dear, yet $huge KiB in huge pages, want <= $((timed * 4096))"
   fi
 fi
 
