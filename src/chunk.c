@@ -348,9 +348,10 @@ static chunk_t *chunk_map(bool dense) {
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
   cm->huge = huge != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
-  /* A dense chunk's first huge page, faulted in now and timed
-   * (chunk_huge_pays): the program's first write to the chunk would fault
-   * it in whole anyway, and a dense chunk is carved up before the next. */
+  /* The first dense chunks' first huge page, faulted in now and timed
+   * (chunk_huge_pays; config.h, SMP_HUGE_TIMED): the program's first write
+   * to the chunk would fault it in whole anyway, and a dense chunk is
+   * carved up before the next. */
   if (cm->huge && options.hugepages == 1) os_populate_huge(c, huge);
   apart += away;
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */

@@ -213,14 +213,21 @@
  * from one huge page to the next (Python with every object through malloc
  * spent 146 +- 131 ms in the kernel against 57 +- 10 ms with
  * SMPALLOC_HUGEPAGES=0; mimalloc 3.4.3, all huge pages, 279 ms).  So the
- * first huge page of each chunk advised for them is faulted in when the
- * chunk is mapped, timed (it would fault in whole at the program's first
+ * first huge page of each of the first chunks advised for them is faulted
+ * in when the chunk is mapped, timed (it would fault in whole at the program's first
  * write anyway), and from SMP_HUGE_SAMPLES of them on the mean per 4 KiB,
  * the dearest left out, is compared with the small pages' cost
  * (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages from
  * then on.  Until both costs are known, huge pages are taken to pay. */
 #ifndef SMP_HUGE_SAMPLES
 #define SMP_HUGE_SAMPLES 3u
+#endif
+/* ...and no more than this many are timed: the populate runs under the
+ * grow lock (no thread can reach the chunk yet), which a thread that maps
+ * the next chunk waits for, up to a huge page's first touch (0.3-9 ms at
+ * 0.5-17.5 us per 4 KiB, above); past these the verdict stands. */
+#ifndef SMP_HUGE_TIMED
+#define SMP_HUGE_TIMED 8u
 #endif
 #ifndef SMP_HUGE_MIN_DEAR
 #define SMP_HUGE_MIN_DEAR 32u
@@ -368,6 +375,9 @@
 #endif
 #if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 128
 #error "SMP_MAX_SLOTS must be in 1..128 (a descriptor holds the owner in 8 bits)"
+#endif
+#if SMP_HUGE_SAMPLES < 2 || SMP_HUGE_TIMED < SMP_HUGE_SAMPLES
+#error "SMP_HUGE_SAMPLES must be at least 2 (the dearest is left out), SMP_HUGE_TIMED at least that"
 #endif
 
 #endif /* SMP_CONFIG_H */

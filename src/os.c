@@ -311,7 +311,9 @@ static _Atomic uint32_t huge_max, huge_n;
 static _Atomic bool huge_off;
 
 void os_populate_huge(void *p, size_t size) {
-  if (atomic_load_explicit(&huge_off, memory_order_relaxed)) return;
+  if (atomic_load_explicit(&huge_off, memory_order_relaxed) ||
+      atomic_load_explicit(&huge_n, memory_order_relaxed) >= SMP_HUGE_TIMED)
+    return;
   int saved = errno;
   uint64_t per = os_populate_timed(p, size);
   if (per != 0) {
