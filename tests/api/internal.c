@@ -47,12 +47,17 @@
  *     inbox as it exits;
  *     a batch of two slots' blocks goes home as two parcels;
  *     smp_collect drains every inbox.
+ *   - the huge pages' timing (os_populate_huge, os_huge_touch_ns): each
+ *     call faults its huge page in and counts one more, the cost reads 0
+ *     until SMP_HUGE_SAMPLES were timed and above 0 from then on, and
+ *     past SMP_HUGE_TIMED a call does nothing (its page stays out).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "chunk.h"
+#include "os.h"
 #include "pagemap.h"
 #include "sizeclass.h"
 #include "slab.h"
@@ -157,10 +162,11 @@ static long grown_limit(size_t n) {
   pthread_join(t, &r);
   return (long)(intptr_t)r;
 }
-static pthread_barrier_t idle_go;
+static pthread_barrier_t idle_ready, idle_go;
 static void *idle_thread(void *arg) {
   (void)arg;
   smp_free(smp_malloc(16)); /* a cache of its own */
+  pthread_barrier_wait(&idle_ready); /* main counts it only once it has one */
   pthread_barrier_wait(&idle_go);
   return NULL;
 }
@@ -343,6 +349,35 @@ static unsigned long give_runs(size_t size) {
   return 3;
 }
 
+/* The huge pages' timing: SMP_HUGE_TIMED + 2 calls on fresh huge pages
+ * (the library may have timed some already: counts are relative). */
+static unsigned huge_timing(void) {
+  size_t huge = os_huge_size() ? os_huge_size() : (size_t)2 << 20;
+  unsigned checks = 0;
+  for (unsigned i = 0; i < SMP_HUGE_TIMED + 2; i++) {
+    char *p = os_map(huge, huge, false);
+    CHECK(p != NULL, "no %zu bytes to map", huge);
+    if (p == NULL) break;
+    os_hugepage(p, huge);
+    unsigned n0 = 0, n1 = 0;
+    os_huge_touch_ns(&n0);
+    os_populate_huge(p, huge);
+    uint32_t ns = os_huge_touch_ns(&n1);
+    size_t in = os_resident(p, huge); /* of its first 64 pages */
+    if (n0 < SMP_HUGE_TIMED) {
+      CHECK(n1 == n0 + 1, "a huge page timed: %u timed before, %u after", n0, n1);
+      CHECK(in == 64, "a huge page timed, yet %zu of its first 64 pages resident", in);
+      CHECK(n1 < SMP_HUGE_SAMPLES ? ns == 0 : ns > 0, "%u huge pages timed, cost %u ns", n1, ns);
+    } else {
+      CHECK(n1 == n0, "past %u huge pages timed, one more counted (%u -> %u)", SMP_HUGE_TIMED, n0, n1);
+      CHECK(in == 0, "past %u huge pages timed, %zu of a huge page's first 64 pages faulted in", SMP_HUGE_TIMED, in);
+    }
+    checks += 3;
+    os_unmap(p, huge);
+  }
+  return checks;
+}
+
 int main(void) {
   unsigned long checks = 0;
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
@@ -462,16 +497,19 @@ int main(void) {
   CHECK(roomy == limit_want(5120, SMP_TCACHE_BIG_BYTES, SMP_TCACHE_BIG_MIN),
         "big heap (%zu granules): a bin of 5 KiB grew to %ld blocks", chunk_active(), roomy);
   pthread_t idle[4];
+  pthread_barrier_init(&idle_ready, NULL, 5);
   pthread_barrier_init(&idle_go, NULL, 5);
   for (int i = 0; i < 4; i++)
     if (pthread_create(&idle[i], NULL, idle_thread, NULL) != 0) {
       printf("FAIL %s:%d: pthread_create\n", __FILE__, __LINE__); /* main would wait at the barrier */
       return 1;
     }
+  pthread_barrier_wait(&idle_ready);
   long crowded = grown_limit(6144); /* 6 threads: 6 x 128 granules > the heap */
   pthread_barrier_wait(&idle_go);
   for (int i = 0; i < 4; i++) pthread_join(idle[i], NULL);
   pthread_barrier_destroy(&idle_go);
+  pthread_barrier_destroy(&idle_ready);
   CHECK(crowded == limit_want(6144, SMP_TCACHE_BYTES, 2),
         "big heap (%zu granules) over 6 threads: a bin of 6 KiB grew to %ld blocks", chunk_active(), crowded);
   while (nheld > 0) smp_free(held[--nheld]);
@@ -527,6 +565,7 @@ int main(void) {
   CHECK(collected == 0, "%zu blocks of 96 B still out of their slabs after smp_collect (the inboxes not drained?)",
         collected);
   checks += 11;
+  checks += huge_timing();
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }
