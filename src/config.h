@@ -214,11 +214,11 @@
  * spent 146 +- 131 ms in the kernel against 57 +- 10 ms with
  * SMPALLOC_HUGEPAGES=0; mimalloc 3.4.3, all huge pages, 279 ms).  So the
  * first huge page of each of the first chunks advised for them is faulted
- * in when the chunk is mapped, timed (it would fault in whole at the program's first
- * write anyway), and from SMP_HUGE_SAMPLES of them on the mean per 4 KiB,
- * the dearest left out, is compared with the small pages' cost
- * (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages from
- * then on.  Until both costs are known, huge pages are taken to pay. */
+ * in when the chunk is mapped, timed (it would fault in whole at the
+ * program's first write anyway), and from SMP_HUGE_SAMPLES of them on the
+ * mean per 4 KiB, the dearest left out, is compared with the small pages'
+ * cost (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages
+ * from then on.  Until both costs are known, huge pages are taken to pay. */
 #ifndef SMP_HUGE_SAMPLES
 #define SMP_HUGE_SAMPLES 3u
 #endif

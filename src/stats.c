@@ -107,8 +107,9 @@ SMP_API void smp_stats_print(int fd) {
   else
     OUT("  page touch   %12u ns (%s: faults %s)\n", touch, options.fault_ns ? "SMPALLOC_FAULT_NS" : "timed",
         chunk_dear() ? "dear" : "cheap");
-  unsigned timed, huge = options.huge_fault_ns ? options.huge_fault_ns : os_huge_touch_ns(&timed);
-  if (huge == 0) OUT("  huge page touch   not timed yet (huge pages taken to pay)\n");
+  unsigned timed = 0, huge = options.huge_fault_ns ? options.huge_fault_ns : os_huge_touch_ns(&timed);
+  if (options.hugepages != 1) OUT("  huge page touch   not timed (SMPALLOC_HUGEPAGES=%u)\n", options.hugepages);
+  else if (huge == 0) OUT("  huge page touch   not timed yet (huge pages taken to pay)\n");
   else if (options.huge_fault_ns)
     OUT("  huge page touch %9u ns a 4 KiB page (SMPALLOC_HUGE_FAULT_NS: huge pages %s)\n", huge,
         chunk_huge_pays() ? "pay" : "dear");
