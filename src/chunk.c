@@ -58,8 +58,11 @@ static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a
  * once the heap holds SMP_HUGE_HEAP granules (slot.c, large.c), are dense,
  * so a huge page is filled by memory about to be used, and a light user
  * never pays one; where a page's first touch is dear (chunk_dear, timed:
- * config.h, SMP_DEAR_TOUCH_NS), the marks are lower.  A dense chunk is carved up before the next one is
- * mapped; what a run cannot use of its end joins the pool. */
+ * config.h, SMP_DEAR_TOUCH_NS), the marks are lower, and where a huge
+ * page's is dearer than its 4 KiB pages' (chunk_huge_pays, timed on the
+ * first dense chunks: config.h, SMP_HUGE_SAMPLES), no chunk is dense any
+ * more.  A dense chunk is carved up before the next one is mapped; what a
+ * run cannot use of its end joins the pool. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
   uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
