@@ -76,6 +76,18 @@
 #define SMP_TCACHE_START 1u
 #endif
 
+/* A thread cache's header (128 bytes) lies this many bytes into a page
+ * (tcache.c): the bins of the classes to 512 bytes of the last pair of
+ * rows lie in the 1,600 bytes before it, and the arrays grow from its end,
+ * so a thread of one of the last two slots (every thread, with one or two
+ * slots) that uses those classes and caches up to 2.3 KiB of pointers
+ * touches one page of cache, not two or three (threads-1000 on 2 CPUs:
+ * 34.1 MiB -> 30.2 MiB peak RSS; docs/design.md, "Where the peak RSS
+ * goes"; t_internal checks the pages). */
+#ifndef SMP_TCACHE_HEAD_AT
+#define SMP_TCACHE_HEAD_AT 1664u
+#endif
+
 /* Per class, a thread cache holds about this many bytes of free blocks... */
 #ifndef SMP_TCACHE_BYTES
 #define SMP_TCACHE_BYTES 8192u

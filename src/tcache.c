@@ -106,20 +106,23 @@ tcache_t *tcache_create(void) {
   tcache_t *tc = tcache_free_list;
   if (tc != NULL) tcache_free_list = tc->next_free;
   lock_drop(&tcache_lock);
-  /* The rows, then the header (its size a multiple of 64), then the
-   * arrays' room: the end of a row, where the small classes' bins lie
-   * (bin_offset), touches the header, and the arrays grow from its other
-   * side.  Fresh metadata is zero; a reused cache's rows are zero but its
-   * live row, whose bins are empty (tcache_destroy). */
+  /* The rows, then the header (128 bytes), then the arrays' room, then
+   * the remote batch: the end of the last pair of rows, where the small
+   * classes' bins lie (bin_offset), touches the header, and the arrays
+   * grow from its other side, in the same page (SMP_TCACHE_HEAD_AT).
+   * Fresh metadata is zero; a reused cache's rows are zero but its live
+   * row, whose bins are empty (tcache_destroy). */
   size_t rows = slab_rows_bytes();
   bool reused = tc != NULL;
   if (tc == NULL) {
-    char *m = chunk_meta_alloc(rows + sizeof *tc + room * sizeof(void *), 64);
+    size_t page = os_page_size(), skew = (SMP_TCACHE_HEAD_AT + page - rows % page) % page;
+    char *m = chunk_meta_alloc(skew + rows + sizeof *tc + room * sizeof(void *) + sizeof(tcache_remote_t), page);
     if (m == NULL) {
       tcache_use(&tcache_gone);
       return NULL;
     }
-    tc = (tcache_t *)(m + rows);
+    tc = (tcache_t *)(m + skew + rows);
+    tc->remote = (tcache_remote_t *)((void **)(tc + 1) + room);
   }
   tc->rows = (char *)tc - rows;
   /* A cache an exited thread left keeps its arrays, empty, for the next
@@ -201,25 +204,26 @@ _Static_assert(SMP_NCLASS <= 256 && SMP_MAX_SLOTS <= 256, "a remote block's clas
  * (slot_send). */
 static void remote_flush(tcache_t *tc, const char *who) {
   unsigned n = tc->nremote;
+  tcache_remote_t *r = tc->remote;
   tc->nremote = 0;
   void *home[SMP_REMOTE_BATCH];
   for (unsigned left = n; left > 0;) {
-    unsigned slot = tc->remote_slot[0], k = 0, rest = 0;
+    unsigned slot = r->slot[0], k = 0, rest = 0;
     size_t bytes = 0;
     for (unsigned i = 0; i < left; i++) {
-      if (tc->remote_slot[i] == slot) {
-        home[k++] = tc->remote[i];
-        bytes += class_table[tc->remote_class[i]].size;
+      if (r->slot[i] == slot) {
+        home[k++] = r->v[i];
+        bytes += class_table[r->cls[i]].size;
       } else {
-        tc->remote[rest] = tc->remote[i];
-        tc->remote_slot[rest] = tc->remote_slot[i];
-        tc->remote_class[rest++] = tc->remote_class[i];
+        r->v[rest] = r->v[i];
+        r->slot[rest] = r->slot[i];
+        r->cls[rest++] = r->cls[i];
       }
     }
     slot_send(slot, home, k, bytes, &tc->stash, who);
     left = rest;
   }
-  track_forget(tc->remote, n * sizeof *tc->remote);
+  track_forget(r->v, n * sizeof *r->v);
 }
 
 /* Give every block of the cache back but those of bin keep (SMP_NCLASS:
@@ -328,9 +332,10 @@ bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
     return true;
   }
   if (owner != tc->slot) {
-    tc->remote_slot[tc->nremote] = (uint8_t)owner;
-    tc->remote_class[tc->nremote] = (uint8_t)c;
-    tc->remote[tc->nremote++] = p;
+    tcache_remote_t *r = tc->remote;
+    r->slot[tc->nremote] = (uint8_t)owner;
+    r->cls[tc->nremote] = (uint8_t)c;
+    r->v[tc->nremote++] = p;
     if (tc->nremote < SMP_REMOTE_BATCH) return false;
     remote_flush(tc, who);
     return true;

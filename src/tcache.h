@@ -66,6 +66,14 @@ typedef struct {
   void **base;
 } tcache_bin_t;
 
+/* Blocks of other slots' slabs on their way home, with each one's slot
+ * and class. */
+typedef struct tcache_remote_s {
+  void *v[SMP_REMOTE_BATCH];
+  uint8_t slot[SMP_REMOTE_BATCH];
+  uint8_t cls[SMP_REMOTE_BATCH];
+} tcache_remote_t;
+
 typedef struct tcache_s {
   _Alignas(64) char *bins; /* the live row: rows + slab_row(slot % slab_rows) */
   char *rows;             /* slab_rows rows of SMP_NCLASS bins, in pairs
@@ -75,10 +83,10 @@ typedef struct tcache_s {
                              has an array (is not zero): the slow paths
                              visit no other bin, and touch no other memory */
   unsigned slot;          /* this thread's slot index (slot.c moves it) */
-  uint32_t nremote;
-  void *remote[SMP_REMOTE_BATCH];
-  uint8_t remote_slot[SMP_REMOTE_BATCH]; /* each one's slot and class */
-  uint8_t remote_class[SMP_REMOTE_BATCH];
+  uint32_t nremote;       /* blocks in the remote batch */
+  struct tcache_remote_s *remote; /* the batch: after the arrays' room, so
+                             that a thread that frees no other slot's
+                             blocks never touches it */
   struct parcel_s *stash; /* empty parcels for sending them (slot.h) */
   void **space;           /* the arrays' room: after the rows, in the same
                              allocation; a thread touches the header, its

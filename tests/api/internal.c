@@ -57,6 +57,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "chunk.h"
 #include "os.h"
 #include "pagemap.h"
@@ -102,6 +105,42 @@ static void *rows_thread(void *arg) {
         "%u bins of other slots' rows are not zero, or the live row is not the slot's", nonzero);
   smp_free(again == mine ? other : NULL);
   smp_free(again);
+  return NULL;
+}
+
+/* A new thread that uses the classes to 512 bytes, a few blocks each,
+ * touches only the pages of its live row's bins of those classes and of
+ * its header and arrays (the remote batch lies past them); where its row
+ * is in the last pair, next to the header, that is one page (config.h,
+ * SMP_TCACHE_HEAD_AT).  Returns the resident pages of its cache, from its
+ * rows to its remote batch, less those expected: 0 when they agree. */
+static size_t page_pages, page_want;
+static bool page_last;
+static void *page_thread(void *arg) {
+  (void)arg;
+  void *v[6];
+  for (size_t n = 16; n <= 512; n += 16) {
+    for (int i = 0; i < 6; i++) v[i] = smp_malloc(n);
+    for (int i = 0; i < 6; i++) smp_free(v[i]);
+  }
+  tcache_t *tc = tcache_tls.self;
+  uintptr_t page = os_page_size(), lo = (uintptr_t)tc->rows & ~(page - 1);
+  uintptr_t hi = ((uintptr_t)(tc->remote + 1) + page - 1) & ~(page - 1);
+  uintptr_t bins_lo = (uintptr_t)tcache_bin(tc->bins, class_of(512)) / page,
+            bins_hi = ((uintptr_t)(tcache_bin(tc->bins, class_of(16)) + 1) - 1) / page,
+            own_lo = (uintptr_t)tc / page, own_hi = ((uintptr_t)tc->room - 1) / page;
+  page_want = bins_hi - bins_lo + 1 + own_hi - own_lo + 1;
+  if (own_lo <= bins_hi) page_want -= bins_hi - own_lo + 1; /* shared */
+  page_last = tc->slot % slab_rows / 2 == (slab_rows - 1) / 2;
+  page_pages = os_resident((void *)lo, hi - lo);
+  return NULL;
+}
+static pthread_barrier_t hold_ready, hold_go;
+static void *hold_thread(void *arg) {
+  (void)arg;
+  smp_free(smp_malloc(16)); /* a cache of its own, on a slot of its own */
+  pthread_barrier_wait(&hold_ready);
+  pthread_barrier_wait(&hold_go);
   return NULL;
 }
 
@@ -389,6 +428,40 @@ static unsigned huge_timing(void) {
 
 int main(void) {
   unsigned long checks = 0;
+  /* In a child, while every cache is new (and the parent's classes stay
+   * unused for the checks below): a thread of slot 0 (the first pair),
+   * then, with two threads holding slots 0 and 1, one of slot 2 (the last
+   * pair of four slots). */
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    pthread_t t, h[2];
+    for (int round = 0; round < 2; round++) {
+      if (round == 1) {
+        pthread_barrier_init(&hold_ready, NULL, 3);
+        pthread_barrier_init(&hold_go, NULL, 3);
+        for (int i = 0; i < 2; i++) pthread_create(&h[i], NULL, hold_thread, NULL);
+        pthread_barrier_wait(&hold_ready);
+      }
+      page_pages = SIZE_MAX;
+      if (pthread_create(&t, NULL, page_thread, NULL) == 0) pthread_join(t, NULL);
+      checks += 2;
+      CHECK(page_pages == page_want, "a thread using the classes to 512 bytes touched %zu pages of its cache, "
+            "not the %zu of its bins and header", page_pages, page_want);
+      CHECK(page_last == (round == 1) && (!page_last || page_want == 1),
+            "the thread of round %d: last pair %d, %zu pages", round, page_last, page_want);
+      if (round == 1) {
+        pthread_barrier_wait(&hold_go);
+        for (int i = 0; i < 2; i++) pthread_join(h[i], NULL);
+      }
+    }
+    fflush(stdout);
+    _exit(failures != 0);
+  }
+  int status = -1;
+  checks++;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the check of the caches' pages failed (above), or its child did not run");
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
     checks++;
