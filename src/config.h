@@ -79,8 +79,8 @@
 /* A thread cache's header (128 bytes) lies this many bytes into a page
  * (tcache.c): the bins of the classes to 512 bytes of the last pair of
  * rows lie in the 1,600 bytes before it, and the arrays grow from its end,
- * so a thread of one of the last two slots (every thread, with one or two
- * slots) that uses those classes and caches up to 2.3 KiB of pointers
+ * so a thread whose row is in the last pair (every thread, with one or
+ * two slots) that uses those classes and caches up to 2.3 KiB of pointers
  * touches one page of cache, not two or three (threads-1000 on 2 CPUs:
  * 34.1 MiB -> 30.2 MiB peak RSS; docs/design.md, "Where the peak RSS
  * goes"; t_internal checks the pages). */
