@@ -56,7 +56,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,8 +111,9 @@ static void *rows_thread(void *arg) {
  * touches only the pages of its live row's bins of those classes and of
  * its header and arrays (the remote batch lies past them); where its row
  * is in the last pair, next to the header, that is one page (config.h,
- * SMP_TCACHE_HEAD_AT).  Returns the resident pages of its cache, from its
- * rows to its remote batch, less those expected: 0 when they agree. */
+ * SMP_TCACHE_HEAD_AT).  It sets page_pages to the resident pages of its
+ * cache, from its rows to its remote batch, page_want to those expected,
+ * and page_last when its row is in the last pair. */
 static size_t page_pages, page_want;
 static bool page_last;
 static void *page_thread(void *arg) {
@@ -440,7 +440,8 @@ int main(void) {
       if (round == 1) {
         pthread_barrier_init(&hold_ready, NULL, 3);
         pthread_barrier_init(&hold_go, NULL, 3);
-        for (int i = 0; i < 2; i++) pthread_create(&h[i], NULL, hold_thread, NULL);
+        for (int i = 0; i < 2; i++)
+          if (pthread_create(&h[i], NULL, hold_thread, NULL) != 0) _exit(2); /* would wait forever */
         pthread_barrier_wait(&hold_ready);
       }
       page_pages = SIZE_MAX;
