@@ -169,6 +169,28 @@ static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
   return NULL;
 }
 
+/* k >= 2 dirty singles side by side in one chunk, taken off the dirty
+ * list as a run, or NULL (pool lock).  Freed slabs and one-granule runs
+ * stay singles (slabs take them first), so a heap whose large blocks grow
+ * from one granule to two or more would otherwise fault in fresh granules
+ * while resident free ones wait beside each other.  The newest
+ * SMP_DIRTY_SCAN singles are looked at, each as a member of a group:
+ * the walk from it goes back to the group's first granule, then forward. */
+static slab_t *dirty_group(unsigned k) {
+  unsigned seen = 0;
+  for (slab_t *g = dirty_head; g != NULL && seen < SMP_DIRTY_SCAN; g = g->next, seen++) {
+    slab_t *desc = g->chunk->desc, *first = g, *end;
+    while (first > desc && g - first < (ptrdiff_t)k - 1 && chunk_state(first - 1) == G_DIRTY) first--;
+    if (first + k > desc + SMP_CHUNK_SLABS) continue;
+    end = g + 1;
+    while (end < first + k && chunk_state(end) == G_DIRTY) end++;
+    if (end < first + k) continue;
+    for (slab_t *x = first; x < end; x++) dirty_unlink(x);
+    return first;
+  }
+  return NULL;
+}
+
 /* Bytes of cursor c's chunk not carved yet (pool lock). */
 static uintptr_t carve_room(const carve_t *c) { return track_reveal(c->end) - track_reveal(c->next); }
 
@@ -218,7 +240,10 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
     } else {
       g = run_take(1, false, zero);
     }
-  } else if ((g = run_take(k, true, zero)) == NULL && (g = run_take(k, false, zero)) == NULL &&
+  } else if ((g = run_take(k, true, zero)) != NULL) {
+  } else if ((g = dirty_group(k)) != NULL) {
+    *zero = false;
+  } else if ((g = run_take(k, false, zero)) == NULL &&
              (g = carve(&carves[dense && dense_usable() ? CARVE_DENSE : CARVE_SPARSE], k)) != NULL) {
     *zero = true;
   }

@@ -9,7 +9,10 @@
  *   - merge: four neighbouring runs freed (in the order 0 2 1 3, so each
  *     side merges) serve one block of their total size at the first one's
  *     address, and writing all of it takes (almost) no page fault: its
- *     pages are still resident. */
+ *     pages are still resident;
+ *   - singles: two neighbouring blocks of one granule each, freed (they
+ *     stay single granules, which slabs take first), serve a block of two
+ *     granules at the first one's address, its pages still resident. */
 #define MEM_PROG "mem_run_merge"
 #include <sys/resource.h>
 
@@ -79,6 +82,28 @@ int main(int argc, char **argv) {
   long f = minflt() - f0;
   printf("writing the %zu KiB block took %ld page faults\n", 4 * 192 * KIB / KIB, f);
   check(f < 16, "merge: the merged block's pages are still resident");
+
+  /* singles side by side (blocks of one granule each) */
+  unsigned char *s0 = malloc(64 * KIB), *s1 = malloc(64 * KIB);
+  if (s0 == NULL || s1 == NULL) return 2;
+  if (s1 != s0 + 64 * KIB) {
+    printf("FAIL: two one-granule runs in a fresh process are not neighbours (%p, %p)\n", (void *)s0,
+           (void *)s1);
+    return 1;
+  }
+  memset(s0, 4, 64 * KIB);
+  memset(s1, 4, 64 * KIB);
+  if (!filled(s0, 64 * KIB, 4) || !filled(s1, 64 * KIB, 4)) return 2; /* (the writes stay) */
+  free(s1);
+  free(s0);
+  unsigned char *t = malloc(100 * KIB);
+  check(t == s0, "singles: two freed one-granule neighbours serve a block of two granules");
+  f0 = minflt();
+  if (t != NULL) memset(t, 5, 100 * KIB);
+  f = minflt() - f0;
+  printf("writing the 100 KiB block took %ld page faults\n", f);
+  check(f < 8, "singles: the block's pages are still resident");
+  free(t);
   free(d);
   free(a2);
   free(q);
