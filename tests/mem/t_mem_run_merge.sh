@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_mem_run_merge: freed large blocks of up to 1 MiB merge with the free
-# room next to them, and a run grows in place into it (docs/design.md,
-# "Large blocks"): tests/mem/mem_run_merge.c under
+# room next to them, a run grows in place into it, and freed one-granule
+# neighbours serve a longer run (docs/design.md, "Large blocks"): tests/mem/mem_run_merge.c under
 # LD_PRELOAD=build/libsmpalloc.so (its checks are listed there).
 # Exit 0 pass, else fail.
 . "$(dirname "$0")/../lib.sh" || exit 2
