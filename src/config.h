@@ -132,8 +132,9 @@
 #define SMP_PURGE_DELAY_MS 100u
 #endif
 
-/* ...unless more than this many bytes of free granules are held (or an
- * eighth of the granules in use, if more): then at once, down to half.
+/* ...unless more than this many bytes of free granules are held for each
+ * two threads that run at once (purge.c, cap; or an eighth of the granules
+ * in use, if more): then at once, down to half.
  * Default of SMPALLOC_PURGE_THRESHOLD; also what the large-block cache may
  * hold beyond a quarter of the large memory in use.  It bounds what a
  * program that frees a lot and then makes no allocator call (nothing runs

@@ -5,7 +5,8 @@
  * Dirty granules (empty slabs and free runs whose pages are still
  * resident) may wait:
  *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD
- *     (64 MiB), an eighth of the granules in use).  Past it they go back at
+ *     (64 MiB) for each two threads that run at once, an eighth of the
+ *     granules in use).  Past it they go back at
  *     once, down to half the cap (hysteresis: purging only down to the cap
  *     would make every release past it a system call and a TLB shootdown of
  *     its own).  Below it a program that frees a burst and allocates it

@@ -38,6 +38,8 @@ static bool tcache_heap_big(void) {
   return heap >= SMP_HUGE_HEAP &&
          heap >= (size_t)atomic_load_explicit(&tcache_live, memory_order_relaxed) * SMP_TCACHE_BIG_PER_THREAD;
 }
+unsigned tcache_threads(void) { return atomic_load_explicit(&tcache_live, memory_order_relaxed); }
+
 static unsigned tcache_max(unsigned c) {
   return atomic_load_explicit(&bin_max[tcache_heap_big()][c], memory_order_relaxed);
 }

@@ -155,6 +155,8 @@ SMP_HIDDEN bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char
 SMP_HIDDEN void tcache_refresh(void);
 /* Give every block of the calling thread's cache back. */
 SMP_HIDDEN void tcache_flush(void);
+/* How many threads have a cache now (the purge cap scales with them). */
+SMP_HIDDEN unsigned tcache_threads(void);
 SMP_HIDDEN void tcache_fork_prepare(void);
 SMP_HIDDEN void tcache_fork_parent(void);
 SMP_HIDDEN void tcache_fork_child(void);

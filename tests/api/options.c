@@ -19,6 +19,8 @@
  *                        frees them all and prints "start=R0 peak=R1
  *                        after=R2": what a program that then goes idle
  *                        (no allocator call) holds
+ *   options idle4        the same, while three more threads that have
+ *                        made a malloc wait (on a barrier) for it to end
  *   options burst        32 MiB of the same blocks allocated, freed and
  *                        allocated again at once; prints "faults1=F1 faults2=F2 peak1=R1
  *                        peak2=R2": minor page faults taken by each round of
@@ -54,6 +56,16 @@ static size_t slot_count(void) {
 
 static void *thread_malloc(void *arg) {
   free(malloc(100));
+  return arg;
+}
+
+/* idle4's other threads: a malloc each (so each has a thread cache), then
+ * wait for the main thread's frees and measurements. */
+static pthread_barrier_t idle_gate;
+static void *idle_waiter(void *arg) {
+  free(malloc(100));
+  pthread_barrier_wait(&idle_gate);
+  pthread_barrier_wait(&idle_gate);
   return arg;
 }
 
@@ -135,7 +147,15 @@ int main(int argc, char **argv) {
     printf("%zu %zu\n", before, slot_count());
     return 0;
   }
-  if (strcmp(mode, "idle") == 0) {
+  if (strcmp(mode, "idle") == 0 || strcmp(mode, "idle4") == 0) {
+    bool four = strcmp(mode, "idle4") == 0;
+    pthread_t t[3];
+    if (four) {
+      if (pthread_barrier_init(&idle_gate, NULL, 4) != 0) return 1;
+      for (int i = 0; i < 3; i++)
+        if (pthread_create(&t[i], NULL, idle_waiter, NULL) != 0) return 1;
+      pthread_barrier_wait(&idle_gate); /* each has made its malloc */
+    }
     size_t n = 5 * (PURGE_COUNT / 2), start = rss_bytes();
     void **v = malloc(n * sizeof *v);
     if (v == NULL) return 1;
@@ -147,6 +167,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) free(v[i]);
     free(v);
     size_t after = rss_bytes();
+    if (four) {
+      pthread_barrier_wait(&idle_gate); /* let them end */
+      for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+    }
     say("main-done\n");
     printf("start=%zu peak=%zu after=%zu\n", start, peak, after);
     return 0;
