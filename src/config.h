@@ -211,13 +211,19 @@
  * (SMP_HUGE_AFTER).  The cost is timed on SMP_TOUCH_SAMPLES populates of
  * SMP_TOUCH_PAGES or more (os.c; one page is a fresh slab's first block)
  * after the first SMP_TOUCH_SKIP, and the least of them taken, so that a
- * populate preempted once does not make a machine dear: the first dozen
- * fills decide.  Until then faults count as cheap. */
+ * populate preempted once does not make a machine dear: the first 16
+ * fills decide.  Until then faults count as cheap.  (Three samples until
+ * 2026-12-04: on a 2-CPU machine whose pages cost 2.0-3.2 us, runs of
+ * the same program fell on either side of the mark (alloc-test 1.28x
+ * glibc's peak RSS, or 1.59x as dear, at the same time), and on a 16-CPU
+ * one, where 16 threads faulting at once took a sample to 4-12 us against
+ * 1.1-2.5 us alone, so did runs of mstress and realloc-grow; the least of
+ * eight: 2.0-2.8 us, cheap, in 24 runs of four programs.) */
 #ifndef SMP_DEAR_TOUCH_NS
 #define SMP_DEAR_TOUCH_NS 3000u
 #endif
 #ifndef SMP_TOUCH_SAMPLES
-#define SMP_TOUCH_SAMPLES 3u
+#define SMP_TOUCH_SAMPLES 8u
 #endif
 #ifndef SMP_TOUCH_PAGES
 #define SMP_TOUCH_PAGES 1u
