@@ -420,22 +420,11 @@ static bool has_room(const carve_t *c, unsigned k, bool dense) {
  * once instead, and looks for room under the pool lock alone. */
 static _Atomic int grow_gen, grow_sleepers;
 
-/* Free the grow lock, and wake its waiters: every drop of it counts as a
- * growth, the fork handler's too (a thread that found the lock held by a
- * fork would otherwise sleep until some later growth). */
-static void grow_drop(void) {
-  atomic_fetch_add(&grow_gen, 1);
-  lock_drop(&grow_lock);
-  if (atomic_exchange(&grow_sleepers, 0)) os_futex_wake(&grow_gen, INT_MAX);
-}
-
 static void grow_wait(int gen) {
   if (lock_try_spin_until(&grow_gen, gen)) return;
   atomic_store(&grow_sleepers, 1);
   while (atomic_load(&grow_gen) == gen) os_futex_wait(&grow_gen, gen);
 }
-
-bool chunk_grow_sleeping(void) { return atomic_load(&grow_sleepers) != 0; }
 
 bool chunk_grow(unsigned k, bool dense) {
   dense = dense && dense_usable();
@@ -460,7 +449,9 @@ bool chunk_grow(unsigned k, bool dense) {
     chunk_install(c, cm);
     lock_drop(&pool_lock);
   }
-  grow_drop();
+  atomic_fetch_add(&grow_gen, 1);
+  lock_drop(&grow_lock);
+  if (atomic_exchange(&grow_sleepers, 0)) os_futex_wake(&grow_gen, INT_MAX);
   return room || cm != NULL;
 }
 
@@ -639,11 +630,10 @@ void chunk_fork_prepare(void) {
 void chunk_fork_parent(void) {
   lock_drop(&meta_lock);
   lock_drop(&pool_lock);
-  grow_drop();
+  lock_drop(&grow_lock);
 }
 void chunk_fork_child(void) {
   lock_reset(&meta_lock);
   lock_reset(&pool_lock);
   lock_reset(&grow_lock);
-  atomic_store(&grow_sleepers, 0); /* the waiters were other threads */
 }

@@ -139,8 +139,6 @@ SMP_HIDDEN bool chunk_huge_pays(void);
  * a new chunk unless another thread made room meanwhile (a system call: no
  * lock may be held).  False when out of memory. */
 SMP_HIDDEN bool chunk_grow(unsigned k, bool dense);
-/* Does a thread sleep waiting for another's growth (for the tests)? */
-SMP_HIDDEN bool chunk_grow_sleeping(void);
 /* k granules from chunk_take come back (the caller cleared their page-map
  * entry): dirty, into the pool; a run merges with the free dirty runs
  * next to it. */

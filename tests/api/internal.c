@@ -51,11 +51,8 @@
  *     call faults its huge page in and counts one more, the cost reads 0
  *     until SMP_HUGE_SAMPLES were timed and above 0 from then on, and
  *     past SMP_HUGE_TIMED a call does nothing (its page stays out).
- *   - a thread that needs a chunk while a fork's handlers hold the grow
- *     lock sleeps until they let it go, and then grows.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -429,28 +426,6 @@ static unsigned huge_timing(void) {
   return checks;
 }
 
-/* A thread that needs a chunk while the grow lock is held waits for the
- * holder to let it go, asleep: also when the holder is a fork's prepare
- * handler, whose parent handler must wake it (chunk_grow, grow_drop).  A
- * waiter left asleep hangs the test (t_internal's time limit). */
-static void *grow_waiter(void *arg) { return chunk_grow(1, false) ? arg : NULL; }
-static int grow_token;
-static unsigned long grow_after_fork(void) {
-  pthread_t t;
-  chunk_fork_prepare();
-  if (pthread_create(&t, NULL, grow_waiter, &grow_token) != 0) {
-    chunk_fork_parent();
-    CHECK(false, "pthread_create");
-    return 1;
-  }
-  while (!chunk_grow_sleeping()) sched_yield(); /* until it sleeps on the growth */
-  chunk_fork_parent();
-  void *ret = NULL;
-  pthread_join(t, &ret);
-  CHECK(ret == &grow_token, "a growth that waited for the fork handlers found no room");
-  return 1;
-}
-
 int main(void) {
   unsigned long checks = 0;
   /* In a child, while every cache is new (and the parent's classes stay
@@ -674,7 +649,6 @@ int main(void) {
         collected);
   checks += 11;
   checks += huge_timing();
-  checks += grow_after_fork();
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }

@@ -3,10 +3,9 @@
 # lookup and the one-multiply block-start test, slot_join, the thread
 # cache's rows with 4 slots and the pages a thread touches of its cache,
 # which emptied slabs go back to the pool, and
-# how blocks freed by another slot's thread go home, and a growth that waits
-# for a fork's handlers (tests/api/internal.c,
+# how blocks freed by another slot's thread go home (tests/api/internal.c,
 # built with the core sources so it sees the internal header).
 . "$(dirname "$0")/../lib.sh" || exit 2
 need "$BIN"
-check_run -t 120 internal env SMPALLOC_SLOTS=4 "$BIN"
+check_run internal env SMPALLOC_SLOTS=4 "$BIN"
 finish
