@@ -6,8 +6,6 @@
  * mapped: a system call under it, but it guards nothing else) before
  * pool_lock and meta_lock; meta_lock is taken alone otherwise.
  */
-#include <limits.h>
-
 #include "chunk.h"
 #include "lock.h"
 #include "options.h"
@@ -405,43 +403,15 @@ static void chunk_install(carve_t *c, chunk_t *cm) {
   c->end = track_conceal(chunk_base(&cm->desc[0]) + SMP_CHUNK_SIZE);
 }
 
-/* Room in cursor c for k granules, or a single to take (pool lock). */
-static bool has_room(const carve_t *c, unsigned k, bool dense) {
-  return carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE ||
-         (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));
-}
-
-/* Growths done (grow lock); threads that found the lock busy wait for it
- * to change, not for the lock.  Waiting on the lock made a convoy: each
- * waiter took it in turn, saw that the holder had grown the heap and woke
- * the next, one wake-up after another (16 threads on 16 CPUs: the grow
- * lock's waiters waited 60-100 ms in all while it was held 4-5 ms;
- * mstress's 32 threads 130-220 ms for 3-8 ms).  Every waiter wakes at
- * once instead, and looks for room under the pool lock alone. */
-static _Atomic int grow_gen, grow_sleepers;
-
-static void grow_wait(int gen) {
-  if (lock_try_spin_until(&grow_gen, gen)) return;
-  atomic_store(&grow_sleepers, 1);
-  while (atomic_load(&grow_gen) == gen) os_futex_wait(&grow_gen, gen);
-}
-
 bool chunk_grow(unsigned k, bool dense) {
   dense = dense && dense_usable();
   carve_t *c = &carves[dense ? CARVE_DENSE : CARVE_SPARSE];
   /* One thread maps at a time: threads that ran out together would each
    * map a chunk, and all but the last would be left to the pool. */
-  for (;;) {
-    int gen = atomic_load_explicit(&grow_gen, memory_order_acquire);
-    if (lock_try(&grow_lock)) break;
-    grow_wait(gen);
-    lock_take(&pool_lock);
-    bool room = has_room(c, k, dense);
-    lock_drop(&pool_lock);
-    if (room) return true;
-  }
+  lock_take(&grow_lock);
   lock_take(&pool_lock);
-  bool room = has_room(c, k, dense);
+  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE ||
+              (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));
   lock_drop(&pool_lock);
   chunk_t *cm = room ? NULL : chunk_map(dense); /* room: another thread grew it meanwhile */
   if (cm != NULL) {
@@ -449,9 +419,7 @@ bool chunk_grow(unsigned k, bool dense) {
     chunk_install(c, cm);
     lock_drop(&pool_lock);
   }
-  atomic_fetch_add(&grow_gen, 1);
   lock_drop(&grow_lock);
-  if (atomic_exchange(&grow_sleepers, 0)) os_futex_wake(&grow_gen, INT_MAX);
   return room || cm != NULL;
 }
 

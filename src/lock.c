@@ -27,14 +27,6 @@ bool lock_try_spin(lock_t *l) {
   return false;
 }
 
-bool lock_try_spin_until(_Atomic int *w, int old) {
-  for (unsigned i = atomic_load_explicit(&lock_spin, memory_order_relaxed); i > 0; i--) {
-    cpu_relax();
-    if (atomic_load_explicit(w, memory_order_acquire) != old) return true;
-  }
-  return false;
-}
-
 /* ---- fork safety (lock.h) ------------------------------------------------ */
 
 _Atomic int lock_fork_ready; /* 0 not registered, 1 being registered, 2 registered */

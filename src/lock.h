@@ -69,9 +69,6 @@ static inline bool lock_try(lock_t *l) {
 /* Poll the held lock l (SMP_LOCK_SPIN times with more than one CPU, else
  * not at all) and take it if it comes free: true when taken. */
 SMP_HIDDEN bool lock_try_spin(lock_t *l);
-/* Poll the word w as long (not at all with one CPU) for a value other
- * than old: true when it changed. */
-SMP_HIDDEN bool lock_try_spin_until(_Atomic int *w, int old);
 /* The contended path of lock_take (lock.c). */
 SMP_HIDDEN void lock_wait(lock_t *l);
 static inline void lock_take(lock_t *l) {
