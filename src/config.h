@@ -216,9 +216,11 @@
  * 2026-12-04: on a 2-CPU machine whose pages cost 2.0-3.2 us, runs of
  * the same program fell on either side of the mark (alloc-test 1.28x
  * glibc's peak RSS, or 1.59x as dear, at the same time), and on a 16-CPU
- * one, where 16 threads faulting at once took a sample to 4-12 us against
- * 1.1-2.5 us alone, so did runs of mstress and realloc-grow; the least of
- * eight: 2.0-2.8 us, cheap, in 24 runs of four programs.) */
+ * one, where 16 threads faulting at once took the least of three to 4-12
+ * us against 1.1-1.7 us in single-threaded processes, so did runs of
+ * mstress and realloc-grow.  The least of eight: 2.0-2.8 us, cheap, in 24
+ * runs of four programs on the 2-CPU machine; still dear in 3 of 12 runs
+ * on the 16-CPU one (docs/design.md, "On 16 CPUs").) */
 #ifndef SMP_DEAR_TOUCH_NS
 #define SMP_DEAR_TOUCH_NS 3000u
 #endif
