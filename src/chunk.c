@@ -67,6 +67,8 @@ enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
   uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
   chunk_t *chunk;      /* the chunk being carved */
+  chunk_t *spare;      /* a whole chunk to carve next, or NULL: one mapped
+                          while another thread grew the cursor (chunk_grow) */
 } carve_t;
 static carve_t carves[2];
 static chunk_t *chunks; /* every chunk, newest first */
@@ -194,9 +196,17 @@ static slab_t *dirty_group(unsigned k) {
 /* Bytes of cursor c's chunk not carved yet (pool lock). */
 static uintptr_t carve_room(const carve_t *c) { return track_reveal(c->end) - track_reveal(c->next); }
 
-/* Carve k granules from cursor c's chunk, or NULL (pool lock). */
+static void chunk_install(carve_t *c, chunk_t *cm);
+
+/* Carve k granules from cursor c's chunk, or its spare, or NULL (pool
+ * lock). */
 static slab_t *carve(carve_t *c, unsigned k) {
-  if (carve_room(c) < (uintptr_t)k * SMP_SLAB_SIZE) return NULL;
+  if (carve_room(c) < (uintptr_t)k * SMP_SLAB_SIZE) {
+    chunk_t *spare = c->spare;
+    if (spare == NULL) return NULL;
+    c->spare = NULL;
+    chunk_install(c, spare);
+  }
   uintptr_t next = track_reveal(c->next);
   slab_t *g = &c->chunk->desc[(next - (track_reveal(c->end) - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
   c->next = track_conceal(next + (uintptr_t)k * SMP_SLAB_SIZE);
@@ -376,11 +386,6 @@ static chunk_t *chunk_map(bool dense) {
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
   cm->huge = huge != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
-  /* The first dense chunks' first huge page, faulted in now and timed
-   * (chunk_huge_pays; config.h, SMP_HUGE_TIMED): the program's first write
-   * to the chunk would fault it in whole anyway, and a dense chunk is
-   * carved up before the next. */
-  if (cm->huge && options.hugepages == 1) os_populate_huge(c, huge);
   apart += away;
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
   for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
@@ -391,8 +396,8 @@ static chunk_t *chunk_map(bool dense) {
 }
 
 /* Make cm the chunk cursor c carves from (pool lock).  What is left of its
- * previous chunk joins the pool as clean singles (for a dense cursor: only
- * when two threads grew it at once). */
+ * previous chunk (less than a request of several granules took) joins the
+ * pool as clean singles. */
 static void chunk_install(carve_t *c, chunk_t *cm) {
   slab_t *g;
   while ((g = carve(c, 1)) != NULL) clean_push(g);
@@ -410,16 +415,27 @@ bool chunk_grow(unsigned k, bool dense) {
    * map a chunk, and all but the last would be left to the pool. */
   lock_take(&grow_lock);
   lock_take(&pool_lock);
-  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE ||
+  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE || c->spare != NULL ||
               (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));
   lock_drop(&pool_lock);
   chunk_t *cm = room ? NULL : chunk_map(dense); /* room: another thread grew it meanwhile */
+  lock_drop(&grow_lock);
   if (cm != NULL) {
+    /* The first dense chunks' first huge page, faulted in now and timed
+     * (chunk_huge_pays; config.h, SMP_HUGE_TIMED): the program's first
+     * write to the chunk would fault it in whole anyway, and a dense chunk
+     * is carved up before the next.  With no lock held: no other thread
+     * can reach the chunk yet, so the timing is the fault's alone, and a
+     * thread that runs out meanwhile maps a chunk of its own instead of
+     * waiting up to a huge page's first touch (config.h). */
+    if (cm->huge && options.hugepages == 1) os_populate_huge((void *)chunk_base(&cm->desc[0]), os_huge_size());
     lock_take(&pool_lock);
-    chunk_install(c, cm);
+    if (carve_room(c) != 0 && c->spare == NULL)
+      c->spare = cm; /* another thread grew the cursor meanwhile: ours is next */
+    else
+      chunk_install(c, cm);
     lock_drop(&pool_lock);
   }
-  lock_drop(&grow_lock);
   return room || cm != NULL;
 }
 

@@ -243,18 +243,19 @@
  * spent 146 +- 131 ms in the kernel against 57 +- 10 ms with
  * SMPALLOC_HUGEPAGES=0; mimalloc 3.4.3, all huge pages, 279 ms).  So the
  * first huge page of each of the first chunks advised for them is faulted
- * in when the chunk is mapped, timed (it would fault in whole at the
- * program's first write anyway), and from SMP_HUGE_SAMPLES of them on the
+ * in when the chunk is mapped, by one write, timed (it would fault in whole
+ * at the program's first write anyway), and from SMP_HUGE_SAMPLES of them on the
  * mean per 4 KiB, the dearest left out, is compared with the small pages'
  * cost (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages
  * from then on.  Until both costs are known, huge pages are taken to pay. */
 #ifndef SMP_HUGE_SAMPLES
 #define SMP_HUGE_SAMPLES 3u
 #endif
-/* ...and no more than this many are timed: the populate runs under the
- * grow lock (no thread can reach the chunk yet), which a thread that maps
- * the next chunk waits for, up to a huge page's first touch (0.3-9 ms at
- * 0.5-17.5 us per 4 KiB, above); past these the verdict stands. */
+/* ...and no more than this many are timed, by the thread that mapped the
+ * chunk, before any other can reach it (0.3-9 ms at 0.5-17.5 us per
+ * 4 KiB, above); past these the verdict stands.  No lock is held meanwhile
+ * (chunk.c, chunk_grow): under the grow lock, the other thread of
+ * realloc-grow waited for it, 0.1-10 ms a run. */
 #ifndef SMP_HUGE_TIMED
 #define SMP_HUGE_TIMED 8u
 #endif

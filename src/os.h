@@ -75,10 +75,9 @@ SMP_HIDDEN uint32_t os_touch_ns(void);
  * SMPALLOC_FAULT_NS given), or both. */
 SMP_HIDDEN void os_touch_off(bool small, bool huge);
 /* Fault in the huge page at p (size bytes, aligned, advised
- * MADV_HUGEPAGE, untouched: no other thread can reach it yet), timed with
- * a read of each small page after (os_huge_touch_ns), unless the timing
- * is off or SMP_HUGE_TIMED were timed already (then it does nothing).  One
- * caller at a time. */
+ * MADV_HUGEPAGE, untouched: no other thread can reach it yet), timed
+ * (os_huge_touch_ns), unless the timing is off or SMP_HUGE_TIMED were
+ * started already (then it does nothing).  Callers may overlap. */
 SMP_HIDDEN void os_populate_huge(void *p, size_t size);
 /* What the first touch of a huge page costs per small page of it, in ns:
  * the mean of the huge pages timed but the dearest (one preempted populate

@@ -47,8 +47,12 @@
  *     inbox as it exits;
  *     a batch of two slots' blocks goes home as two parcels;
  *     smp_collect drains every inbox.
+ *   - four threads that run out of granules together (chunk_grow, dense
+ *     chunks whose first huge pages are timed with no lock held) are each
+ *     handed their own granules, none twice, and all counted in use;
  *   - the huge pages' timing (os_populate_huge, os_huge_touch_ns): each
- *     call faults its huge page in and counts one more, the cost reads 0
+ *     call faults its huge page in (its first small page alone where the
+ *     kernel gives no huge page) and counts one more, the cost reads 0
  *     until SMP_HUGE_SAMPLES were timed and above 0 from then on, and
  *     past SMP_HUGE_TIMED a call does nothing (its page stays out).
  */
@@ -389,19 +393,72 @@ static unsigned long give_runs(size_t size) {
   return 3;
 }
 
+/* Threads that run out of granules together (chunk_grow): each takes
+ * GROW_EACH dense granules, one at a time, growing when none is at hand,
+ * and writes its mark at the start of each.  The first dense chunks'
+ * huge pages are timed with no lock held, so growers overlap there, and a
+ * chunk mapped meanwhile is kept as the next (the spare). */
+#define GROW_THREADS 4
+#define GROW_EACH 96
+static slab_t *grown[GROW_THREADS][GROW_EACH];
+static _Atomic unsigned grow_fails;
+
+static void *grow_race_thread(void *arg) {
+  uintptr_t id = (uintptr_t)arg;
+  for (unsigned i = 0; i < GROW_EACH;) {
+    bool zero;
+    slab_t *g = chunk_take(1, true, &zero);
+    if (g == NULL) {
+      if (!chunk_grow(1, true)) {
+        atomic_fetch_add(&grow_fails, 1);
+        return NULL;
+      }
+      continue;
+    }
+    *(uintptr_t *)chunk_base(g) = id << 16 | i;
+    grown[id][i++] = g;
+  }
+  return NULL;
+}
+
+/* In a child: a fresh process's first dense chunks. */
+static void grow_race(void) {
+  size_t active = chunk_active();
+  pthread_t t[GROW_THREADS];
+  for (uintptr_t i = 0; i < GROW_THREADS; i++)
+    if (pthread_create(&t[i], NULL, grow_race_thread, (void *)i) != 0) _exit(2);
+  for (unsigned i = 0; i < GROW_THREADS; i++) pthread_join(t[i], NULL);
+  CHECK(grow_fails == 0, "%u threads could not grow", grow_fails);
+  unsigned wrong = 0, twice = 0;
+  for (uintptr_t i = 0; i < GROW_THREADS; i++)
+    for (unsigned j = 0; j < GROW_EACH; j++) {
+      if (grown[i][j] == NULL) continue;
+      wrong += *(uintptr_t *)chunk_base(grown[i][j]) != (i << 16 | j);
+      for (uintptr_t k = 0; k < GROW_THREADS; k++)
+        for (unsigned l = 0; l < GROW_EACH; l++)
+          twice += (k != i || l != j) && grown[k][l] == grown[i][j];
+    }
+  CHECK(wrong == 0 && twice == 0, "growing together: %u granules lost their mark, %u handed out twice", wrong, twice);
+  CHECK(chunk_active() - active == GROW_THREADS * GROW_EACH, "growing together: %zu granules in use more, not %u",
+        chunk_active() - active, GROW_THREADS * GROW_EACH);
+}
+
 /* The huge pages' timing: SMP_HUGE_TIMED + 2 calls on fresh huge pages
  * (the library may have timed some already: counts are relative). */
 static unsigned huge_timing(void) {
   size_t huge = os_huge_size() ? os_huge_size() : (size_t)2 << 20;
   unsigned checks = 0;
-  /* Kernels before 5.14 refuse MADV_POPULATE_WRITE: nothing is timed. */
+  /* Does the kernel give huge pages here (THP on, memory to spare)?  One
+   * write to an advised, aligned region tells: its first 64 pages are
+   * resident after it, or just the one written. */
   char *probe = os_map(huge, huge, false);
-  bool populates = probe != NULL && madvise(probe, os_page_size(), 23 /* MADV_POPULATE_WRITE */) == 0;
-  if (probe != NULL) os_unmap(probe, huge);
-  if (!populates) {
-    printf("note: the kernel refuses MADV_POPULATE_WRITE: the huge pages' timing not checked\n");
-    return 0;
-  }
+  CHECK(probe != NULL, "no %zu bytes to map", huge);
+  if (probe == NULL) return 1;
+  os_hugepage(probe, huge);
+  *(volatile char *)probe = 1;
+  size_t want = os_resident(probe, huge) == 64 ? 64 : 1;
+  os_unmap(probe, huge);
+  if (want == 1) printf("note: no huge page given: a timed one faults in its first page alone\n");
   for (unsigned i = 0; i < SMP_HUGE_TIMED + 2; i++) {
     char *p = os_map(huge, huge, false);
     CHECK(p != NULL, "no %zu bytes to map", huge);
@@ -414,7 +471,7 @@ static unsigned huge_timing(void) {
     size_t in = os_resident(p, huge); /* of its first 64 pages */
     if (n0 < SMP_HUGE_TIMED) {
       CHECK(n1 == n0 + 1, "a huge page timed: %u timed before, %u after", n0, n1);
-      CHECK(in == 64, "a huge page timed, yet %zu of its first 64 pages resident", in);
+      CHECK(in == want, "a huge page timed: %zu of its first 64 pages resident, not %zu", in, want);
       CHECK(n1 < SMP_HUGE_SAMPLES ? ns == 0 : ns > 0, "%u huge pages timed, cost %u ns", n1, ns);
     } else {
       CHECK(n1 == n0, "past %u huge pages timed, one more counted (%u -> %u)", SMP_HUGE_TIMED, n0, n1);
@@ -456,13 +513,14 @@ int main(void) {
         for (int i = 0; i < 2; i++) pthread_join(h[i], NULL);
       }
     }
+    grow_race();
     fflush(stdout);
     _exit(failures != 0);
   }
   int status = -1;
   checks++;
   CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "the check of the caches' pages failed (above), or its child did not run");
+        "the check of the caches' pages or of growing together failed (above), or its child did not run");
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
     checks++;
