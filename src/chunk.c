@@ -61,7 +61,7 @@ static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a
  * config.h, SMP_DEAR_TOUCH_NS), the marks are lower, and where a huge
  * page's is dearer than its 4 KiB pages' (chunk_huge_pays, timed on the
  * first dense chunks: config.h, SMP_HUGE_SAMPLES), no chunk is dense any
- * more.  A dense chunk is carved up before the next one is mapped; what a
+ * more (the rest of the one being carved joins the pool: dense_demote).  A dense chunk is carved up before the next one is mapped; what a
  * run cannot use of its end joins the pool. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
@@ -408,14 +408,45 @@ static void chunk_install(carve_t *c, chunk_t *cm) {
   c->end = track_conceal(chunk_base(&cm->desc[0]) + SMP_CHUNK_SIZE);
 }
 
+/* Huge pages turned out dearer than small ones (chunk_huge_pays) while a
+ * dense chunk was being carved: no dense slab or run will be carved any
+ * more, so what is left of that chunk, and its spare, go to the pool as
+ * clean free runs, advised for small pages, instead of lying idle (the
+ * spare's first huge page is resident: it was timed).  The grow lock
+ * held, no other.  Returns the longest run made, in granules. */
+static unsigned dense_demote(void) {
+  carve_t *c = &carves[CARVE_DENSE];
+  lock_take(&pool_lock);
+  uintptr_t from = track_reveal(c->next), to = track_reveal(c->end);
+  chunk_t *cm = c->chunk, *spare = c->spare;
+  c->next = c->end; /* out of the cursor: no other thread carves it now */
+  c->spare = NULL;
+  lock_drop(&pool_lock);
+  unsigned k = (unsigned)((to - from) / SMP_SLAB_SIZE);
+  if (k == 0 && spare == NULL) return 0;
+  if (k != 0) os_smallpages((void *)from, to - from);
+  if (spare != NULL) os_smallpages((void *)chunk_base(&spare->desc[0]), SMP_CHUNK_SIZE);
+  lock_take(&pool_lock);
+  if (k != 0) free_push(&cm->desc[SMP_CHUNK_SLABS - k], k, false, 0);
+  if (spare != NULL) {
+    spare->next = chunks;
+    chunks = spare;
+    free_push(&spare->desc[0], SMP_CHUNK_SLABS, false, 0);
+    k = SMP_CHUNK_SLABS;
+  }
+  lock_drop(&pool_lock);
+  return k;
+}
+
 bool chunk_grow(unsigned k, bool dense) {
   dense = dense && dense_usable();
   carve_t *c = &carves[dense ? CARVE_DENSE : CARVE_SPARSE];
   /* One thread maps at a time: threads that ran out together would each
    * map a chunk, and all but the last would be left to the pool. */
   lock_take(&grow_lock);
+  unsigned demoted = !dense && options.hugepages == 1 && os_huge_size() != 0 && !chunk_huge_pays() ? dense_demote() : 0;
   lock_take(&pool_lock);
-  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE || c->spare != NULL ||
+  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE || c->spare != NULL || demoted >= k ||
               (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));
   lock_drop(&pool_lock);
   chunk_t *cm = room ? NULL : chunk_map(dense); /* room: another thread grew it meanwhile */

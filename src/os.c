@@ -227,6 +227,12 @@ bool os_hugepage(void *p, size_t size) {
   return ok;
 }
 
+void os_smallpages(void *p, size_t size) {
+  int saved = errno;
+  (void)madvise(p, size, MADV_NOHUGEPAGE);
+  errno = saved;
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif

@@ -94,6 +94,9 @@ SMP_HIDDEN size_t os_huge_size(void);
  * untouched aligned huge page's range then maps all of it at once.  False
  * if the kernel refuses. */
 SMP_HIDDEN bool os_hugepage(void *p, size_t size);
+/* Take that back (MADV_NOHUGEPAGE): faults map 4 KiB pages again (huge
+ * pages already there stay). */
+SMP_HIDDEN void os_smallpages(void *p, size_t size);
 /* Return the pages of [p, p+size) to the kernel; they read as zero after. */
 SMP_HIDDEN void os_decommit(void *p, size_t size);
 /* Bytes mapped now (os_map, os_map_guarded, resizes), bytes returned to the
