@@ -61,8 +61,9 @@ static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a
  * config.h, SMP_DEAR_TOUCH_NS), the marks are lower, and where a huge
  * page's is dearer than its 4 KiB pages' (chunk_huge_pays, timed on the
  * first dense chunks: config.h, SMP_HUGE_SAMPLES), no chunk is dense any
- * more (the rest of the one being carved joins the pool: dense_demote).  A dense chunk is carved up before the next one is mapped; what a
- * run cannot use of its end joins the pool. */
+ * more (the rest of the one being carved joins the pool: dense_demote).
+ * A dense chunk is carved up before the next one is mapped; what a run
+ * cannot use of its end joins the pool. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
   uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
@@ -444,7 +445,8 @@ bool chunk_grow(unsigned k, bool dense) {
   /* One thread maps at a time: threads that ran out together would each
    * map a chunk, and all but the last would be left to the pool. */
   lock_take(&grow_lock);
-  unsigned demoted = !dense && options.hugepages == 1 && os_huge_size() != 0 && !chunk_huge_pays() ? dense_demote() : 0;
+  bool demote = !dense && options.hugepages == 1 && os_huge_size() != 0 && !chunk_huge_pays();
+  unsigned demoted = demote ? dense_demote() : 0;
   lock_take(&pool_lock);
   bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE || c->spare != NULL || demoted >= k ||
               (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));

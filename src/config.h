@@ -248,7 +248,8 @@
  * mean per 4 KiB, the dearest left out, is compared with the small pages'
  * cost (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages
  * from then on (what is left of the dense chunk being carved goes to the
- * pool: chunk.c, dense_demote).  Until both costs are known, huge pages are taken to pay. */
+ * pool: chunk.c, dense_demote).  Until both costs are known, huge pages
+ * are taken to pay. */
 #ifndef SMP_HUGE_SAMPLES
 #define SMP_HUGE_SAMPLES 3u
 #endif
