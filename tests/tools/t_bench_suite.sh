@@ -117,19 +117,25 @@ for bad in "nosuch=1" "ops=x" "ops=-3" "ops" "-q"; do
 done
 
 # 4. run.sh: the table from a hand-written smpbench CSV.  A fake smpbench
-# writes it to wherever --csv says: workload "alpha" has every allocator;
-# "beta" fails under jemalloc and smpalloc is slow there (2.0x glibc,
-# mimalloc 0.5x); "gamma" is what the fake does for prodcons-rss: it exits 1
-# without a CSV.
+# writes it to wherever --csv says: glibc-simple has every allocator, and
+# smpalloc 1.67x the best peer's time, which its recheck does not confirm;
+# larson fails under jemalloc and smpalloc is slow there (2.0x glibc,
+# mimalloc 0.5x), which its recheck (the same figures) confirms;
+# prodcons-rss is what the fake does for a failure: it exits 1 without a
+# CSV.
 mkdir -p "$tmp/build/suite"
 cat >"$tmp/build/smpbench" <<'EOF'
 #!/usr/bin/env bash
-csv=
+csv= allocs=
+echo "$*" >>"$(dirname "$0")/calls"
 while [ $# -gt 0 ]; do
-  case $1 in --csv) csv=$2; shift 2 ;; --) shift; break ;; *) shift ;; esac
+  case $1 in --csv) csv=$2; shift 2 ;; --allocs) allocs=$2; shift 2 ;; --) shift; break ;; *) shift ;; esac
 done
 case $(basename "$1") in
-  glibc-simple) w1=100000000 w2=50000000 w3=80000000 w4=60000000 r=4194304; fail= ;;
+  # smpalloc 1.67x mimalloc in the table's runs; in a recheck (the only
+  # call with --allocs) as fast as glibc and mimalloc: noise
+  glibc-simple) w1=100000000 w2=100000000 w3=80000000 w4=60000000 r=4194304; fail=
+                [ -n "$allocs" ] && w1=60000000 w2=60000000 ;;
   larson) w1=200000000 w2=400000000 w3=0 w4=100000000 r=8388608; fail=1 ;;
   sqlite3) w1=100000000 w2=25000000 w3=50000000 w4=100000000 r=4194304; fail= ;;
   *) exit 1 ;;
@@ -162,21 +168,39 @@ rc=$?
 echo "$out"
 [ "$rc" -eq 1 ] || fail "run.sh with failures: exit $rc, want 1"
 want_rows=(
-  'glibc-simple +100ms +4\.0MiB \| 0\.50x +0\.50x \| 0\.80x +2\.00x \| 0\.60x +1\.00x'
+  'glibc-simple +100ms +4\.0MiB \| 1\.00x\? +0\.50x \| 0\.80x +2\.00x \| 0\.60x +1\.00x'
   'larson +200ms +8\.0MiB \| 2\.00x! +0\.50x \| FAILED +\| 0\.50x +1\.00x'
   'prodcons-rss +FAILED: smpbench exited 1, no CSV'
   'sqlite +100ms +4\.0MiB \| 0\.25x +0\.50x \| 0\.50x +2\.00x \| 1\.00x +1\.00x'
   'python +skipped: .*no-such-python is not installed'
-  'geomean +\| 0\.63x +0\.50x \| 0\.63x +2\.00x \| 0\.67x +1\.00x'
-  '  synthetic +\| 1\.00x +0\.50x \| 0\.80x +2\.00x \| 0\.55x +1\.00x'
+  'geomean +\| 0\.79x +0\.50x \| 0\.63x +2\.00x \| 0\.67x +1\.00x'
+  '  synthetic +\| 1\.41x +0\.50x \| 0\.80x +2\.00x \| 0\.55x +1\.00x'
   '  programs +\| 0\.25x +0\.50x \| 0\.50x +2\.00x \| 1\.00x +1\.00x'
-  'larson: smpalloc wall 2\.00x of glibc = 400ms, best peer mimalloc 0\.50x = 100ms: 4\.00x the best peer'
+  '^  glibc-simple: smpalloc wall 1\.00x of glibc = 100ms, best peer mimalloc 0\.60x = 60ms: 1\.67x the best peer; recheck, 15 runs each: 1\.00x$'
+  'larson: smpalloc wall 2\.00x of glibc = 400ms, best peer mimalloc 0\.50x = 100ms: 4\.00x the best peer; recheck, 15 runs each: 4\.00x \(confirmed\)'
   'larson: FAILED under jemalloc \(exit status 3, verify failed\)'
   'jemalloc: geomean over the 2 of 4 workloads'
 )
 for re in "${want_rows[@]}"; do
   grep -Eq "$re" <<<"$out" || fail "run.sh table lacks /$re/"
 done
+# The unconfirmed row is listed under "?", not among the problems; the
+# rechecks ran glibc, smpalloc and the best peer, 15 runs each.
+sed -n '/^? = /,/^$/p' <<<"$out" | grep -q '^  glibc-simple: ' \
+  || fail "run.sh: glibc-simple is not listed under '? ='"
+sed -n '/^! = /,$p' <<<"$out" | grep -q '^  glibc-simple: ' \
+  && fail "run.sh: glibc-simple, not confirmed by its recheck, is listed as a problem"
+for w in glibc-simple larson; do
+  grep -Eq -- "--runs 15 .*--allocs glibc,smpalloc,mimalloc .*-- .*/$w\$" "$tmp/build/calls" \
+    || fail "run.sh: no recheck call for $w with --runs 15 --allocs glibc,smpalloc,mimalloc"
+done
+[ "$(grep -c -- '--allocs' "$tmp/build/calls")" -eq 2 ] \
+  || fail "run.sh: rechecked other rows than the two slow ones: $(grep -- '--allocs' "$tmp/build/calls")"
+# With --recheck 0 the slow rows are marked on the table's runs alone.
+out=$(bash bench/suite/run.sh --build "$tmp/build" --out "$tmp/out3" --no-reports --recheck 0 \
+      --only glibc-simple 2>/dev/null)
+grep -Eq 'glibc-simple +100ms +4\.0MiB \| 1\.00x!' <<<"$out" && ! grep -q 'recheck' <<<"$out" \
+  || fail "run.sh --recheck 0: glibc-simple should be marked ! with no recheck: $out"
 if command -v python3 >/dev/null; then
   python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.documentElement.tagName == "svg"; assert len(d.getElementsByTagName("rect")) > 10' "$tmp/t.svg" \
     || fail "run.sh --svg: not a well-formed SVG with bars"
