@@ -88,8 +88,8 @@ for v in 0 1 2; do
 done
 
 # SMPALLOC_FAULT_NS: the statistics give the cost it sets and the verdict
-# (1 ns: cheap; 10000 ns: dear, at SMP_DEAR_TOUCH_NS = 3000 and up).
-for v in 1:cheap 2999:cheap 3000:dear 10000:dear; do
+# (1 ns: cheap; 10000 ns: dear, at SMP_DEAR_TOUCH_NS = 4500 and up).
+for v in 1:cheap 4499:cheap 4500:dear 10000:dear; do
   run SMPALLOC_STATS=1 SMPALLOC_FAULT_NS=${v%%:*} -- plain
   want="page touch *${v%%:*} ns (SMPALLOC_FAULT_NS: faults ${v#*:})"
   if [ "$RC" -eq 0 ] && grep -q -- "$want" <<<"$ERR"; then ok "SMPALLOC_FAULT_NS=${v%%:*}: the statistics say faults ${v#*:}"
