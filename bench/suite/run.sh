@@ -74,6 +74,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 OUT=${OUT:-$BUILD/suite-out}
+case $RECHECK in
+  ''|*[!0-9]*) echo "run.sh: --recheck wants a count of runs (0: none), not '$RECHECK'" >&2; exit 2 ;;
+esac
 
 # The workloads: table name, program, arguments.  Parameters are the
 # programs' defaults (see bench/suite/README.md) except where given here.

@@ -196,6 +196,8 @@ for w in glibc-simple larson; do
 done
 [ "$(grep -c -- '--allocs' "$tmp/build/calls")" -eq 2 ] \
   || fail "run.sh: rechecked other rows than the two slow ones: $(grep -- '--allocs' "$tmp/build/calls")"
+bash bench/suite/run.sh --build "$tmp/build" --recheck x --only glibc-simple >/dev/null 2>&1
+[ $? -eq 2 ] || fail "run.sh --recheck x: want exit 2 (a usage error)"
 # With --recheck 0 the slow rows are marked on the table's runs alone.
 out=$(bash bench/suite/run.sh --build "$tmp/build" --out "$tmp/out3" --no-reports --recheck 0 \
       --only glibc-simple 2>/dev/null)
