@@ -519,6 +519,8 @@ awk -F'\t' -v svg="$SVG" -v elapsed="$elapsed" -v sched="${sched[*]}" -v program
           if (a == "smpalloc" && p == 1 && g <= nrun && (w, a) in ok) {
             for (fk = 1; fk <= nflag; fk++) if (index(flag[fk], w ": smpalloc wall") == 1)
               printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\" fill=\"#c00\" text-anchor=\"middle\">!</text>\n", x + bw / 2, ((y < y1) ? y : y1) - 4 > svg
+            for (fk = 1; fk <= nq; fk++) if (index(unconfirmed[fk], w ": smpalloc wall") == 1)
+              printf "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#777\" text-anchor=\"middle\">?</text>\n", x + bw / 2, ((y < y1) ? y : y1) - 4 > svg
           }
         }
         lab = w

@@ -209,6 +209,9 @@ if command -v python3 >/dev/null; then
 else
   grep -q '</svg>' "$tmp/t.svg" || fail "run.sh --svg: no SVG"
 fi
+# The chart marks the confirmed row (larson) with ! and the other with ?.
+grep -q '>!</text>' "$tmp/t.svg" && grep -q '>?</text>' "$tmp/t.svg" \
+  || fail "run.sh --svg: no ! and ? marks over smpalloc's bars"
 # A program that is not installed is no failure.
 out=$(bash bench/suite/run.sh --build "$tmp/build" --out "$tmp/out2" --no-reports --only glibc-simple,python 2>/dev/null)
 rc=$?
