@@ -457,7 +457,10 @@ bool chunk_grow(unsigned k, bool dense) {
     /* The first dense chunks' first huge page, faulted in now and timed
      * (chunk_huge_pays; config.h, SMP_HUGE_TIMED): the program's first
      * write to the chunk would fault it in whole anyway, and a dense chunk
-     * is carved up before the next.  With no lock held: no other thread
+     * is carved up before the next (but a chunk that turns out to be the
+     * spare holds its page until it is carved: two threads that run out
+     * at once hold two huge pages; docs/design.md, "The last gaps on 2
+     * CPUs").  With no lock held: no other thread
      * can reach the chunk yet, so the timing is the fault's alone, and a
      * thread that runs out meanwhile maps a chunk of its own instead of
      * waiting up to a huge page's first touch (config.h). */
