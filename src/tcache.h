@@ -28,7 +28,9 @@
  * is pooled), the thread's other bins give their blocks back, and the slabs
  * they emptied serve the new slab instead of fresh pages: a thread that
  * walks from size to size keeps about one size's memory
- * (tests/mem/t_mem_size_walk.sh).
+ * (tests/mem/t_mem_size_walk.sh).  Not in a big heap, whose caches may
+ * hold more anyway (tcache_heap_big): there the pass cost more than the
+ * memory it gave back.
  *
  * free() pushes here only blocks of slabs that the thread's own slot owns.
  * A block of another slot's slab goes on the thread's remote batch, sent

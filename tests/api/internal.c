@@ -33,6 +33,9 @@
  *   - a bin grows to SMP_TCACHE_BYTES of blocks in a small heap, to
  *     SMP_TCACHE_BIG_BYTES in a big heap of few threads, and not past
  *     the first in a big heap of too many threads.
+ *   - a fill that needs a slab of memory not resident (no dirty granule
+ *     pooled) first gives the thread's other bins back in a small heap,
+ *     and leaves them be in a big one (tcache_alloc_slow's defer).
  *   - a slab that empties goes back to the pool, the current one too once
  *     blocks were handed out from half of it (slot_settle): 336 blocks of
  *     512 B (three slabs, the last used for 40 KiB) freed newest first
@@ -67,6 +70,7 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "purge.h"
 #include "sizeclass.h"
 #include "slab.h"
 #include "slot.h"
@@ -208,6 +212,32 @@ static long grown_limit(size_t n) {
   return (long)(intptr_t)r;
 }
 static pthread_barrier_t idle_ready, idle_go;
+/* A new thread frees 4 blocks of keep bytes into its cache, then mallocs
+ * fresh bytes, a class with no slab anywhere, while no freed granule is
+ * resident (purge_all): the blocks its bin of keep holds before and after
+ * (tcache_alloc_slow's defer), and the dirty granules pooled before. */
+struct defer_case { size_t keep, fresh, dirty; long before, after; };
+static void *defer_thread(void *arg) {
+  struct defer_case *d = arg;
+  void *v[4];
+  purge_all();
+  for (int i = 0; i < 4; i++) v[i] = smp_malloc(d->keep);
+  for (int i = 0; i < 4; i++) smp_free(v[i]);
+  tcache_bin_t *b = tcache_bin(tcache_tls.bins, class_of(d->keep));
+  d->before = b->top - b->base;
+  d->dirty = chunk_dirty();
+  void *p = smp_malloc(d->fresh);
+  b = tcache_bin(tcache_tls.bins, class_of(d->keep)); /* the live row, should the slot have moved */
+  d->after = b->top - b->base;
+  smp_free(p);
+  return NULL;
+}
+static void defer_case(struct defer_case *d) {
+  pthread_t t;
+  d->before = d->after = -1;
+  if (pthread_create(&t, NULL, defer_thread, d) == 0) pthread_join(t, NULL);
+}
+
 static void *idle_thread(void *arg) {
   (void)arg;
   smp_free(smp_malloc(16)); /* a cache of its own */
@@ -690,6 +720,15 @@ int main(void) {
   long small = grown_limit(4096);
   CHECK(small == limit_want(4096, SMP_TCACHE_BYTES, 2), "small heap (%zu granules): a bin of 4 KiB grew to %ld blocks",
         chunk_active(), small);
+  /* A fill that needs memory not resident: in a small heap the other bins
+   * go back first, in a big one they stay. */
+  struct defer_case flushed = {.keep = 2560, .fresh = 13056}, kept = {.keep = 2816, .fresh = 10880};
+  CHECK(class_slabs_of(13056) == 0 && class_slabs_of(10880) == 0, "classes of 13056 B and 10880 B in use already");
+  defer_case(&flushed);
+  CHECK(flushed.dirty == 0 && flushed.before >= 2 && flushed.after == 0,
+        "small heap (%zu granules, %zu dirty): a fresh slab left %ld of %ld cached blocks of 2560 B in their bin",
+        chunk_active(), flushed.dirty, flushed.after, flushed.before);
+  checks += 2;
   void *held[600];
   unsigned nheld = 0;
   while (nheld < 600 && chunk_active() < SMP_HUGE_HEAP + 3 * SMP_TCACHE_BIG_PER_THREAD / 2)
@@ -697,6 +736,11 @@ int main(void) {
   long roomy = grown_limit(5120);
   CHECK(roomy == limit_want(5120, SMP_TCACHE_BIG_BYTES, SMP_TCACHE_BIG_MIN),
         "big heap (%zu granules): a bin of 5 KiB grew to %ld blocks", chunk_active(), roomy);
+  defer_case(&kept);
+  CHECK(kept.dirty == 0 && kept.before >= 2 && kept.after == kept.before,
+        "big heap (%zu granules, %zu dirty): a fresh slab left %ld of %ld cached blocks of 2816 B in their bin",
+        chunk_active(), kept.dirty, kept.after, kept.before);
+  checks++;
   pthread_t idle[4];
   pthread_barrier_init(&idle_ready, NULL, 5);
   pthread_barrier_init(&idle_go, NULL, 5);
