@@ -153,9 +153,10 @@ size_t smp_collect(void);
 /* A snapshot of the allocator's counters.  Counts are process-wide and
  * approximate while other threads allocate.  SMP_STATS_NCLASS is the
  * number of size classes of this version (73 until the classes above
- * 4 KiB were fitted to the slab): the struct's size follows it, so a
- * program built with another version's header must be rebuilt. */
-#define SMP_STATS_NCLASS 63
+ * 4 KiB were fitted to the slab, then 63 until blocks of 21-32 KiB got
+ * three classes): the struct's size follows it, so a program built with
+ * another version's header must be rebuilt. */
+#define SMP_STATS_NCLASS 65
 typedef struct {
   size_t bytes_in_use;      /* bytes in blocks handed out (block sizes) */
   size_t bytes_mapped;      /* bytes of address space mapped from the kernel */

@@ -7,11 +7,12 @@
 /* Doublings above 128 (0 for c < 9, where the branch using it is not taken
  * but compilers still check its shifts). */
 #define CLS_DBL(c) ((c) < 9u ? 0u : ((c) - 9u) / 8u)
-/* Blocks per slab of fitted class c (SMP_FIT_FIRST <= c < SMP_NCLASS):
- * 15 for the first, down to 2 for the last. */
+/* Blocks per slab of fitted class c (SMP_FIT_FIRST <= c < SMP_HALF_FIRST):
+ * 15 for the first, down to 3 for the last. */
 #define CLS_FIT_K(c) (SMP_FIT_FIRST + 15u - (c))
 #define CLS_SIZE(c) \
-  ((c) >= SMP_FIT_FIRST ? (SMP_SLAB_SIZE / CLS_FIT_K(c)) & ~63u \
+  ((c) >= SMP_HALF_FIRST ? SMP_HALF_MIN + ((c) - SMP_HALF_FIRST) * 4096u \
+   : (c) >= SMP_FIT_FIRST ? (SMP_SLAB_SIZE / CLS_FIT_K(c)) & ~63u \
    : (c) == 0 ? 8u : (c) < 9 ? 16u * (c) \
    : (1u << (7u + CLS_DBL(c))) + ((((c) - 9u) % 8u + 1u) << (4u + CLS_DBL(c))))
 #define CLS_ALL(c) (SMP_SLAB_SIZE / CLS_SIZE(c))
@@ -22,7 +23,8 @@
 
 const class_info_t class_table[SMP_NCLASS] = {
     CLS(0u) CLS8(1u) CLS8(9u) CLS8(17u) CLS8(25u) CLS8(33u) CLS8(41u) /* to 4 KiB */
-    CLS8(49u) CLS(57u) CLS(58u) CLS(59u) CLS(60u) CLS(61u) CLS(62u)};    /* fitted */
+    CLS8(49u) CLS(57u) CLS(58u) CLS(59u) CLS(60u) CLS(61u) /* fitted */
+    CLS(62u) CLS(63u) CLS(64u)};                                /* halves */
 
 /* Class of n bytes, 0 <= n <= 1024, as a constant expression (class_of in
  * sizeclass.h is the same formula at run time). */
@@ -43,13 +45,16 @@ _Static_assert(CLS_SIZE(8u) == 128u && CLS_SIZE(9u) == 144u && CLS_SIZE(16u) == 
                "class layout");
 /* Class of n bytes, 1024 < n <= SMP_SMALL_MAX, as a constant expression:
  * the doublings to 4 KiB, then the fitted class of most blocks a slab that
- * holds n (one more when rounding to 64 took it below n). */
+ * holds n (one more when rounding to 64 took it below n), then the halves
+ * in 4 KiB steps. */
 #define LOG2_4K(x) ((x) >= 2048u ? 11u : 10u)
 #define CLS_OF_MID(n) \
   (9u + (LOG2_4K((n) - 1u) - 7u) * 8u + ((((n) - 1u) >> (LOG2_4K((n) - 1u) - 3u)) & 7u))
 #define CLS_FIT_OF(n) (SMP_FIT_FIRST + 15u - SMP_SLAB_SIZE / (n))
 #define CLS_OF_BIG(n) \
-  ((n) <= 4096u ? CLS_OF_MID(n) : CLS_FIT_OF(n) + (CLS_SIZE(CLS_FIT_OF(n)) < (n)))
+  ((n) <= 4096u ? CLS_OF_MID(n) \
+   : (n) <= CLS_SIZE(SMP_HALF_FIRST - 1u) ? CLS_FIT_OF(n) + (CLS_SIZE(CLS_FIT_OF(n)) < (n)) \
+   : SMP_HALF_FIRST + ((n) - 1u - (SMP_HALF_MIN - 4096u)) / 4096u)
 #define C1(i) (uint8_t)CLS_OF_BIG((i) * 128u + 1u),
 #define C8(i) C1(i) C1(i + 1u) C1(i + 2u) C1(i + 3u) C1(i + 4u) C1(i + 5u) C1(i + 6u) C1(i + 7u)
 #define C64(i) C8(i) C8(i + 8u) C8(i + 16u) C8(i + 24u) C8(i + 32u) C8(i + 40u) C8(i + 48u) C8(i + 56u)
@@ -59,8 +64,11 @@ const uint8_t class_of_big[256] = {0, 0, 0, 0, 0, 0, 0, 0, /* <= 1 KiB: bin_of_s
                                    C64(64u) C64(128u) C64(192u)};
 
 _Static_assert(CLS_SIZE(48u) == 4096u && CLS_SIZE(SMP_FIT_FIRST) > 4096u &&
-                   CLS_FIT_K(SMP_NCLASS - 1u) == 2u && SMP_SLAB_SIZE == 65536u,
-               "fitted classes: 15 down to 2 blocks of a 64 KiB slab, above 4 KiB");
+                   CLS_FIT_K(SMP_HALF_FIRST - 1u) == 3u && SMP_SLAB_SIZE == 65536u,
+               "fitted classes: 15 down to 3 blocks of a 64 KiB slab, above 4 KiB");
+_Static_assert(CLS_SIZE(SMP_HALF_FIRST) == 24576u && CLS_SIZE(SMP_NCLASS - 1u) == 32768u &&
+                   CLS_SIZE(SMP_HALF_FIRST - 1u) == 21824u && CLS_SIZE(SMP_HALF_FIRST - 1u) + 4096u > SMP_HALF_MIN,
+               "halves: 24, 28 and 32 KiB, two to a slab, 4 KiB apart above the last fitted class");
 
 /* class_mark needs floor(2^32 / size) + 1 >= 2^17 > 64 KiB offsets. */
 _Static_assert(SMP_SMALL_MAX <= (1u << 15) && SMP_SLAB_SHIFT <= 16, "one-multiply block check");

@@ -3,15 +3,21 @@
  *
  * Classes 0..8 are 8, 16, 32, 48, ..., 128 bytes; above that eight classes
  * per doubling up to 4 KiB (144, 160, ..., 256, 288, ..., 4096).  Above
- * 4 KiB the classes are fitted to the slab: for k = 15 down to 2, the
+ * 4 KiB the classes are fitted to the slab: for k = 15 down to 3, the
  * largest multiple of 64 of which k fit in 64 KiB (4352, 4672, 4992, ...,
- * 13056, 16384, 21824, 32768): every block there starts a cache line.  A
- * block's share of its slab is 64 KiB / k either way, so a class between
- * two fitted ones would only waste the slab's tail (eight per doubling took
+ * 13056, 16384, 21824): every block there starts a cache line.  A block's
+ * share of its slab is 64 KiB / k either way, so a class between two
+ * fitted ones would only waste the slab's tail (eight per doubling took
  * 22528-byte blocks two to a slab, and left 20 KiB of it idle), and each
  * class more is one more set of part-used slabs: one thread replacing 2,048 blocks of random sizes to 32 KiB at
  * random (glibc-thread's pattern, 8.4 MB requested) kept 243 slabs in use
  * with the 24 classes that range had, 217 with the 14 fitted ones.
+ * Two to a slab, the last three classes, the halves, are 4 KiB apart (24,
+ * 28 and 32 KiB): a slab of 24 KiB blocks leaves 16 KiB idle, but a
+ * program that writes a block only at its ends (glibc-thread) writes its
+ * last bytes on one page or two, not on any of three, and a block reused
+ * for other sizes keeps two or three pages resident, not four
+ * (tests/mem/t_mem_end_pages.sh).
  *
  * Every class from 16 bytes on is a multiple of 16, so every block of 16
  * bytes or more is 16-aligned (blocks sit at multiples of their size from a
@@ -20,7 +26,8 @@
  * rely on.  Only requests of at most 8 bytes get 8-aligned 8-byte blocks.
  * The waste is at most 15 bytes up to 128, at most 1/9 of the block up to
  * 4 KiB, and above it at most what the slab's share was already (a request
- * of 21825 bytes takes a 32 KiB block: two to a slab, as before).  Every
+ * of 21825 bytes takes a 24 KiB block: two to a slab, as any would be;
+ * over 21824 bytes less than 4 KiB).  Every
  * power of two from 8 to SMP_SMALL_MAX is a class, which is what makes
  * aligned requests servable from slabs.
  */
@@ -29,8 +36,10 @@
 
 #include "base.h"
 
-#define SMP_NCLASS 63
-#define SMP_FIT_FIRST 49u /* the first class fitted to the slab */
+#define SMP_NCLASS 65
+#define SMP_FIT_FIRST 49u  /* the first class fitted to the slab */
+#define SMP_HALF_FIRST 62u /* the first of the halves (24, 28, 32 KiB) */
+#define SMP_HALF_MIN 24576u
 
 /* log2 of the stride of a thread-cache row (tcache.h checks it): class c's
  * bin lies bin_offset(c) bytes into its row.  The stride is two bins,

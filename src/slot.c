@@ -428,7 +428,10 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
     if (!dense) break;
     sparse_only = true; /* no memory for a dense chunk: any granule will do */
   }
-  if (populate != NULL) os_populate((void *)chunk_base(populate), SMP_SLAB_SIZE);
+  if (populate != NULL) { /* its blocks' pages: a half's slab ends in 8 or 16 KiB no block uses */
+    uintptr_t page = os_page_size() - 1, end = class_table[cls].count * (uintptr_t)class_table[cls].size;
+    os_populate((void *)chunk_base(populate), (end + page) & ~page);
+  }
   if (fresh.hi != 0) os_populate((void *)fresh.lo, fresh.hi - fresh.lo);
   if (probe != NULL) class_measure(probe, cls);
   if (n < want) { /* taken downwards from out + want: down to out, leaving no stale copy */

@@ -4,7 +4,8 @@
  *   - class_of(n) and the table bin_of_size agree with the class
  *     definition for every n in 0..SMP_SMALL_MAX: the class is the smallest
  *     whose size is >= n; above 4 KiB its slab holds as many blocks as
- *     any 64-byte multiple >= n would allow (the classes fitted to slabs);
+ *     any 64-byte multiple >= n would allow (the classes fitted to slabs),
+ *     and over 21824 bytes (two to a slab) it is less than 4 KiB over n;
  *   - the one-multiply block-start test (class_block_index, sizeclass.h) says
  *     "start" exactly for offsets that are whole multiples of the class
  *     size, with the right index, for every class and every offset of a
@@ -625,6 +626,11 @@ int main(void) {
       CHECK(class_table[c].count == SMP_SLAB_SIZE / ((n + 63) & ~(size_t)63),
             "class_of(%zu): %u blocks a slab, room for %zu", n, class_table[c].count,
             SMP_SLAB_SIZE / ((n + 63) & ~(size_t)63));
+    /* Two to a slab (over 21824 bytes), the classes are 4 KiB apart: a
+     * block's last bytes lie on one of at most two pages. */
+    if (n > SMP_SLAB_SIZE / 3)
+      CHECK(class_table[c].size - n < 4096, "class_of(%zu): %u bytes, 4 KiB or more over", n,
+            class_table[c].size);
   }
   for (unsigned c = 0; c < SMP_NCLASS; c++) {
     const class_info_t *ci = &class_table[c];

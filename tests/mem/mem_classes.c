@@ -14,7 +14,9 @@
  *     4 KiB < u <= 32 KiB (classes fitted to the 64 KiB slab): the block's
  *     share of a slab, 64 KiB / (64 KiB / u), is the least a block of a
  *     64-byte multiple >= n could have (the waste of that share may reach
- *     a third, n = 21825: two to a slab, as any 22 KiB block would be);
+ *     a third, n = 21825: two to a slab, as any 22 KiB block would be),
+ *     and over 21824 bytes (two to a slab) u - n < 4 KiB (the classes of
+ *     24, 28 and 32 KiB);
  *     n > 32 KiB (a mapping alone, 64 KiB granules): u - n < 64 KiB;
  *   - n <= 32 KiB: every one of the BLOCKS blocks is written to its last
  *     usable byte (a distinct byte each) and read back, so usable sizes that
@@ -77,7 +79,9 @@ static void note(struct worst *w, size_t n, size_t u) {
  * share of the block; above, the block's share of its slab the least one
  * for n (its class fitted to the slab). */
 static int waste_ok(size_t n, size_t u) {
-  if (u > 4096) return LARGE_GRANULE / u == LARGE_GRANULE / ((n + 63) & ~(size_t)63);
+  if (u > 4096)
+    return LARGE_GRANULE / u == LARGE_GRANULE / ((n + 63) & ~(size_t)63) &&
+           (n <= LARGE_GRANULE / 3 || u - n < 4096);
   return (u - n) * 1000 <= (size_t)permille * u;
 }
 

@@ -71,6 +71,22 @@ static inline size_t rss_bytes(void) {
   return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* Peak resident set size in KiB (VmHWM of /proc/self/status); exits 2 if
+ * unreadable. */
+static inline size_t hwm_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  size_t kib = 0;
+  while (f != NULL && fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, "VmHWM:", 6) == 0) kib = strtoul(line + 6, NULL, 10);
+  if (f != NULL) fclose(f);
+  if (kib == 0) {
+    fprintf(stderr, MEM_PROG ": cannot read VmHWM\n");
+    exit(2);
+  }
+  return kib;
+}
+
 /* CLOCK_MONOTONIC in seconds. */
 static inline double now_s(void) {
   struct timespec ts;

@@ -22,20 +22,6 @@
 
 #define BLOCKS 2000
 
-static size_t hwm_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  size_t kib = 0;
-  while (f != NULL && fgets(line, sizeof line, f) != NULL)
-    if (strncmp(line, "VmHWM:", 6) == 0) kib = strtoul(line + 6, NULL, 10);
-  if (f != NULL) fclose(f);
-  if (kib == 0) {
-    fprintf(stderr, MEM_PROG ": cannot read VmHWM\n");
-    exit(2);
-  }
-  return kib;
-}
-
 int main(int argc, char **argv) {
   const char *expect = NULL;
   long rounds = 40, max_kib = -1;

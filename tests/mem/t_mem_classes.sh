@@ -4,7 +4,8 @@
 # than the class table promises: n <= 8 costs 8 bytes, n <= 128 wastes at
 # most 15 bytes, a block of 129 B..4 KiB at most 12.5 % of itself, a block
 # above 4 KiB has the least share of its 64 KiB slab that a 64-byte multiple
-# holding n could have (the fitted classes), and a block
+# holding n could have (the fitted classes), over 21824 bytes (two to a
+# slab) less than 4 KiB more than n (the classes of 24, 28 and 32 KiB), and a block
 # mapped alone (n > 32 KiB, 64 KiB granules) less than 64 KiB; the whole
 # usable size of neighbouring blocks is written and read back.  Then
 # aligned_alloc for alignments 8 B..32 KiB (and 64 KiB, 1 MiB) with sizes
