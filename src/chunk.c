@@ -387,6 +387,7 @@ static chunk_t *chunk_map(bool dense) {
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
   cm->huge = huge != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
+  if (!cm->huge) os_smallpages_unless_asked(c, SMP_CHUNK_SIZE); /* sparse: 4 KiB pages in any mode */
   apart += away;
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
   for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {

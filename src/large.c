@@ -115,11 +115,11 @@ static bool large_cache_return(large_cached_t e) {
  * (SMP_LARGE_ALONE); NULL when out of memory. */
 static void *large_fresh(size_t size, size_t align) {
   if (align < GRANULE) align = GRANULE;
-  if (size > SMP_LARGE_ALONE && align < SMP_LARGE_REGION) {
-    void *p = os_map(size, SMP_LARGE_REGION, false);
-    if (p != NULL) return p;
-  }
-  return os_map(size, align, false);
+  void *p = NULL;
+  if (size > SMP_LARGE_ALONE && align < SMP_LARGE_REGION) p = os_map(size, SMP_LARGE_REGION, false);
+  if (p == NULL) p = os_map(size, align, false);
+  if (p != NULL) os_smallpages_unless_asked(p, size); /* never huge pages (config.h, SMP_HUGEPAGES) */
+  return p;
 }
 
 /* A cached mapping made to hold a block of exactly size bytes, or {0}:

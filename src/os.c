@@ -133,6 +133,7 @@ void *os_reserve_readonly(size_t size) {
     munmap(raw, size + 2 * page);
     raw = NULL;
   }
+  if (raw != NULL) os_smallpages_unless_asked(raw + page, size); /* its committed parts merge */
   errno = saved;
   return raw != NULL ? raw + page : NULL;
 }
@@ -203,6 +204,10 @@ static size_t os_read_small(const char *path, char *buf, size_t len) {
   return n > 0 ? (size_t)n : 0;
 }
 
+/* The kernel's mode is "always": every anonymous mapping is given huge
+ * pages unless advised otherwise (set with os_huge). */
+static _Atomic bool os_huge_all;
+
 size_t os_huge_size(void) {
   size_t h = atomic_load_explicit(&os_huge, memory_order_relaxed);
   if (h != 1) return h;
@@ -210,14 +215,31 @@ size_t os_huge_size(void) {
   char buf[128];
   h = 0;
   if (os_read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) &&
-      strstr(buf, "[never]") == NULL &&
-      os_read_small("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf, sizeof buf)) {
-    h = (size_t)strtoul(buf, NULL, 10);
-    if (h < os_page_size() || (h & (h - 1)) != 0) h = 0;
+      strstr(buf, "[never]") == NULL) {
+    bool all = strstr(buf, "[always]") != NULL;
+    if (os_read_small("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf, sizeof buf)) {
+      h = (size_t)strtoul(buf, NULL, 10);
+      if (h < os_page_size() || (h & (h - 1)) != 0) h = 0;
+    }
+    atomic_store_explicit(&os_huge_all, all, memory_order_relaxed);
   }
   errno = saved;
   atomic_store_explicit(&os_huge, h, memory_order_relaxed);
   return h;
+}
+
+bool os_huge_always(void) {
+  (void)os_huge_size();
+  return atomic_load_explicit(&os_huge_all, memory_order_relaxed);
+}
+
+void os_huge_always_set(bool all) {
+  (void)os_huge_size();
+  atomic_store_explicit(&os_huge_all, all, memory_order_relaxed);
+}
+
+void os_smallpages_unless_asked(void *p, size_t size) {
+  if (os_huge_always()) os_smallpages(p, size);
 }
 
 bool os_hugepage(void *p, size_t size) {

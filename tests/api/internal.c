@@ -54,6 +54,9 @@
  *   - four threads that run out of granules together (chunk_grow, dense
  *     chunks whose first huge pages are timed with no lock held) are each
  *     handed their own granules, none twice, and all counted in use;
+ *   - where the kernel's huge page mode is "always" (forced), a sparse
+ *     chunk and a block mapped alone are advised for small pages (their
+ *     mapping's VmFlags say nh), and where it is not, nothing is.
  *   - the huge pages' timing (os_populate_huge, os_huge_touch_ns): each
  *     call faults its huge page in (its first small page alone where the
  *     kernel gives no huge page) and counts one more, the cost reads 0
@@ -63,6 +66,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -574,6 +578,52 @@ static unsigned huge_timing(void) {
   return checks;
 }
 
+/* 1 if the mapping that holds p has the two-letter flag in its VmFlags
+ * (/proc/self/smaps), 0 if not, -1 if no mapping holds it. */
+static int vma_has(const void *p, const char *flag) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  char line[512];
+  int in = 0, r = -1;
+  while (f != NULL && r < 0 && fgets(line, sizeof line, f) != NULL) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+      r = 0;
+      for (char *t = strtok(line + 8, " \n"); t != NULL && r == 0; t = strtok(NULL, " \n")) r = strcmp(t, flag) == 0;
+    }
+  }
+  if (f != NULL) fclose(f);
+  return r;
+}
+
+/* Where the kernel's mode is "always" (forced here: os_huge_always_set),
+ * a sparse chunk and a block mapped alone are advised for small pages
+ * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
+ * faults taken as cheap (no dense chunk in a heap this small). */
+static unsigned long thp_always_checks(void) {
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    options.fault_ns = 1;
+    os_huge_always_set(true);
+    void *big = smp_malloc(4u << 20), *run[80];
+    for (int i = 0; i < 80; i++) run[i] = smp_malloc(60u << 10); /* a granule each: 5 MiB, a new chunk */
+    int big_nh = vma_has(big, "nh"), run_nh = vma_has(run[79], "nh");
+    os_huge_always_set(false);
+    void *plain = smp_malloc(4u << 20);
+    int plain_nh = vma_has(plain, "nh");
+    CHECK(big_nh == 1, "mode always: a block of 4 MiB mapped alone not advised for small pages (%d)", big_nh);
+    CHECK(run_nh == 1, "mode always: a sparse chunk not advised for small pages (%d)", run_nh);
+    CHECK(plain_nh == 0, "mode madvise: a block of 4 MiB advised for small pages, or not found (%d)", plain_nh);
+    fflush(stdout);
+    _exit(failures != 0);
+  }
+  int status = -1;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the checks of the kernel's huge page mode failed (above), or their child did not run");
+  return 4;
+}
+
 int main(void) {
   unsigned long checks = 0;
   /* In a child, while every cache is new (and the parent's classes stay
@@ -612,6 +662,7 @@ int main(void) {
   checks++;
   CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
         "the check of the caches' pages or of growing together failed (above), or its child did not run");
+  checks += thp_always_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
     checks++;

@@ -9,9 +9,9 @@
  *                             used once), written whole
  *   mem_hugepages big MIB     one block of MIB MiB (a mapping of its own),
  *                             written whole
- *   mem_hugepages edges MIB   MIB MiB of 24 KiB blocks (a class of 32 KiB
- *                             blocks), each written at its first and last
- *                             byte only (glibc-thread's pattern)
+ *   mem_hugepages edges MIB   MIB MiB of 24 KiB blocks (the 24 KiB class,
+ *                             two to a slab), each written at its first and
+ *                             last byte only (glibc-thread's pattern)
  *   mem_hugepages whole MIB   the same blocks, written whole
  *
  * Prints the anonymous huge pages of the process (AnonHugePages summed over
