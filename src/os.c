@@ -205,7 +205,7 @@ static size_t os_read_small(const char *path, char *buf, size_t len) {
 }
 
 /* The kernel's mode is "always": every anonymous mapping is given huge
- * pages unless advised otherwise (set with os_huge). */
+ * pages unless advised otherwise (read by os_huge_size, with os_huge). */
 static _Atomic bool os_huge_all;
 
 size_t os_huge_size(void) {

@@ -103,8 +103,8 @@ SMP_HIDDEN void os_smallpages(void *p, size_t size);
  * where it asks for them (os_hugepage) and nowhere else, as in the
  * "madvise" mode: otherwise a sparse chunk, the page map and a block mapped
  * alone would be faulted in 2 MiB at a time (the workloads of
- * tests/mem/t_mem_end_pages.sh and the seed: 17.5 MiB and 7.7 MB of peak
- * RSS instead of 5.7 MiB and 5.8 MB).  os_huge_always_set overrides the
+ * tests/mem/t_mem_end_pages.sh and the seed: 17.5 MiB and 7.9 MB of peak
+ * RSS instead of 5.6 MiB and 5.7 MB).  os_huge_always_set overrides the
  * mode read (for tests). */
 SMP_HIDDEN bool os_huge_always(void);
 SMP_HIDDEN void os_huge_always_set(bool all);
