@@ -21,9 +21,9 @@
 #   - big 16: one block of 16 MiB (mapped alone), written whole: no huge
 #     page, also with SMPALLOC_HUGEPAGES=2;
 #   - whole 64: 64 MiB of 24 KiB blocks (the 24 KiB class, two to a
-#     slab), written whole: at least 32 MiB in huge pages (the class, of blocks of
-#     8 KiB and more, showed the program writing its pages: slot.c,
-#     class_use);
+#     slab), written whole: at least 32 MiB in huge pages (the class, of
+#     blocks of 8 KiB and more, showed the program writing its pages:
+#     slot.c, class_use);
 #   - edges 32: 32 MiB of the same blocks, each written at its first and
 #     last byte only: no huge page, and RSS grows by less than half of the
 #     32 MiB (their other pages are never touched, never faulted in ahead);
