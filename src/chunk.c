@@ -16,6 +16,7 @@
 
 static lock_t meta_lock;
 static uintptr_t meta_next, meta_end;
+static size_t meta_size; /* of the last region mapped (SMP_META_REGION) */
 
 void *chunk_meta_alloc(size_t size, size_t align) {
   if (align < 64) align = 64; /* cache-line granularity: no false sharing */
@@ -28,18 +29,21 @@ void *chunk_meta_alloc(size_t size, size_t align) {
       lock_drop(&meta_lock);
       return (void *)p;
     }
+    /* Each region twice the last, up to SMP_META_REGION_MAX: a big heap
+     * maps its metadata in few calls (a chunk's descriptors take 72 KiB). */
+    size_t region = meta_size == 0 ? SMP_META_REGION : meta_size < SMP_META_REGION_MAX ? 2 * meta_size : meta_size;
     lock_drop(&meta_lock);
     /* Map a new region with no lock held, then install it; if another
      * thread installed one meanwhile, ours replaces it (the rest of theirs
      * is lost: at most one region, and only in that race). */
-    size_t page = os_page_size(), region = size + align > SMP_META_REGION
-                                               ? (size + align + page - 1) & ~(page - 1)
-                                               : SMP_META_REGION;
+    size_t page = os_page_size();
+    if (size + align > region) region = (size + align + page - 1) & ~(page - 1);
     void *m = os_map_guarded(region);
     if (m == NULL) return NULL;
     lock_take(&meta_lock);
     meta_next = (uintptr_t)m;
     meta_end = meta_next + region;
+    if (region > meta_size) meta_size = region;
     lock_drop(&meta_lock);
   }
 }
@@ -362,33 +366,88 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
 
 /* ---- growing ------------------------------------------------------------ */
 
-/* Map a chunk and its metadata (the grow lock held, no other); a dense
- * one aligned to huge pages, advised for them, and mapped apart from the
- * last mapping.
+/* Chunks come from reservations (os_reserve), carved in address order:
+ * one for sparse chunks, one for dense ones, advised for huge pages once,
+ * whole.  So growing the heap makes no system call.  A mapping takes the
+ * address space's lock for writing: it waits for every populate and every
+ * page fault under that lock in progress in the process (a huge page's
+ * first touch, 0.3-2.4 ms on a virtual machine whose host backs the page
+ * first; the first fault in an area takes the lock), and so does every
+ * thread that waits for the grow lock meanwhile.  In realloc-grow and
+ * glibc-thread (two threads growing a 30-50 MB heap) a thread slept on the
+ * grow lock, or in mmap waiting for the address space's lock, several
+ * times a run, a CPU idle each time.  Carved from reservations, the time
+ * of glibc-thread went 0.54x -> 0.50x glibc's wall and realloc-grow's
+ * 0.68x -> 0.65x (docs/design.md, "Growing without mapping").  The grow
+ * lock held, no other. */
+typedef struct {
+  uintptr_t next, end; /* what is left to carve */
+  size_t size;         /* of the last reservation, 0 before the first */
+  bool huge;           /* the last reservation is advised for huge pages */
+  bool off;            /* reservations refused: chunks are mapped alone */
+} region_t;
+static region_t regions[2]; /* CARVE_SPARSE, CARVE_DENSE */
+
+static void *region_take(bool dense, bool *huge) {
+  region_t *r = &regions[dense];
+  if (r->next == r->end) {
+    /* The valgrind build under memcheck: its leak check would scan the
+     * whole reservation (as pagemap.c's flat map). */
+    if (r->off || track_running()) return NULL;
+    size_t size = r->size == 0 ? SMP_REGION_MIN : r->size < SMP_REGION_MAX ? 2 * r->size : SMP_REGION_MAX;
+    void *p = os_reserve(size, SMP_CHUNK_SIZE);
+    if (p == NULL) {
+      r->off = true;
+      return NULL;
+    }
+    r->huge = dense && os_hugepage(p, size);
+    if (!r->huge) os_smallpages_unless_asked(p, size); /* sparse: 4 KiB pages in any mode */
+    r->next = (uintptr_t)p;
+    r->end = (uintptr_t)p + size;
+    r->size = size;
+  }
+  if (!os_use(SMP_CHUNK_SIZE)) return NULL;
+  *huge = r->huge;
+  r->next += SMP_CHUNK_SIZE;
+  return (void *)(r->next - SMP_CHUNK_SIZE);
+}
+
+/* Map a chunk alone, where no reservation is made: a dense one aligned
+ * to huge pages, advised for them, and mapped apart from the last mapping.
  * Right against a dense chunk, the advice would merge the two into one
- * area, and a merge waits for every fault in progress in the area: a
- * thread faulting in a huge page there (up to 2.4 ms on a virtual machine
- * whose host backs the page first) held the growing thread, and with it
- * every thread that waited for the grow lock (glibc-thread: chunk_map took
- * 0.56-1.9 ms up to three times a run, otherwise 6-77 us; mapped apart, at
- * most 45 us).  Apart, each dense chunk is an area of its own; past
- * SMP_APART_CHUNKS of them (4 GiB) they go side by side again, so that a
- * big heap stays far from the kernel's limit on areas (65,530 by
- * default). */
-static chunk_t *chunk_map(bool dense) {
+ * area, and a merge waits for every fault in progress in the area (a
+ * thread faulting in a huge page there held the growing thread: in
+ * glibc-thread chunk_map took 0.56-1.9 ms up to three times a run,
+ * otherwise 6-77 us; mapped apart, at most 45 us).  Apart, each dense
+ * chunk is an area of its own; past SMP_APART_CHUNKS of them (4 GiB) they
+ * go side by side again, so that a big heap stays far from the kernel's
+ * limit on areas (65,530 by default). */
+static void *chunk_map_alone(bool dense, bool *huge) {
   static unsigned apart; /* dense chunks mapped apart (grow lock) */
-  size_t huge = dense ? os_huge_size() : 0;
-  bool away = huge != 0 && apart < SMP_APART_CHUNKS;
-  void *c = os_map(SMP_CHUNK_SIZE, huge > SMP_SLAB_SIZE && huge <= SMP_CHUNK_SIZE ? huge : SMP_SLAB_SIZE, away);
+  size_t hp = dense ? os_huge_size() : 0;
+  bool away = hp != 0 && apart < SMP_APART_CHUNKS;
+  void *c = os_map(SMP_CHUNK_SIZE, hp > SMP_SLAB_SIZE && hp <= SMP_CHUNK_SIZE ? hp : SMP_SLAB_SIZE, away);
+  if (c == NULL) return NULL;
+  *huge = hp != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
+  if (!*huge) os_smallpages_unless_asked(c, SMP_CHUNK_SIZE); /* sparse: 4 KiB pages in any mode */
+  apart += away;
+  return c;
+}
+
+/* A chunk and its metadata (the grow lock held, no other): dense, one
+ * whose granules fault in as huge pages where the kernel gives them. */
+static chunk_t *chunk_map(bool dense) {
+  dense = dense && os_huge_size() != 0;
+  bool huge = false;
+  void *c = region_take(dense, &huge);
+  if (c == NULL) c = chunk_map_alone(dense, &huge);
   if (c == NULL) return NULL;
   chunk_t *cm = chunk_meta_alloc(sizeof *cm, os_page_size());
   if (cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
     os_unmap(c, SMP_CHUNK_SIZE);
     return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
   }
-  cm->huge = huge != 0 && os_hugepage(c, SMP_CHUNK_SIZE);
-  if (!cm->huge) os_smallpages_unless_asked(c, SMP_CHUNK_SIZE); /* sparse: 4 KiB pages in any mode */
-  apart += away;
+  cm->huge = huge;
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
   for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
     cm->desc[i].base = track_conceal((uintptr_t)c + i * SMP_SLAB_SIZE);

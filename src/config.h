@@ -287,7 +287,20 @@
 #define SMP_HUGE_HEAP 256u
 #endif
 
-/* Dense chunks (advised for huge pages) are mapped apart from each other,
+/* Chunks are carved from reservations of address space (os_reserve), one
+ * for sparse chunks and one for dense ones, so that the heap grows with no
+ * system call (chunk.c, chunk_map): the first of a kind is of this many
+ * bytes, each next one twice the last, up to SMP_REGION_MAX.  A reservation
+ * costs address space only; its pages become resident as they are used. */
+#ifndef SMP_REGION_MIN
+#define SMP_REGION_MIN ((size_t)64 << 20)
+#endif
+#ifndef SMP_REGION_MAX
+#define SMP_REGION_MAX ((size_t)1 << 30)
+#endif
+
+/* Where no reservation is made (os_reserve), each chunk is mapped alone.
+ * Dense chunks (advised for huge pages) are then mapped apart from each other,
  * each an area of the kernel's own, up to this many of them (4 GiB);
  * later ones side by side (chunk.c, chunk_map). */
 #ifndef SMP_APART_CHUNKS
@@ -355,9 +368,14 @@
 
 /* Metadata (descriptors, bitmaps, thread caches) comes from regions of this
  * many bytes, each with a guard page at both ends: a user block that
- * overflows can never reach allocator state. */
+ * overflows can never reach allocator state.  Each next region is twice the
+ * last, up to SMP_META_REGION_MAX (chunk.c, chunk_meta_alloc): mapping one
+ * takes the address space's lock for writing (os.h, os_reserve). */
 #ifndef SMP_META_REGION
 #define SMP_META_REGION (256u << 10)
+#endif
+#ifndef SMP_META_REGION_MAX
+#define SMP_META_REGION_MAX (4u << 20)
 #endif
 
 /* Freed mappings the large-block cache can hold at most (it is searched

@@ -138,6 +138,49 @@ void *os_reserve_readonly(size_t size) {
   return raw != NULL ? raw + page : NULL;
 }
 
+static size_t os_read_small(const char *path, char *buf, size_t len);
+
+/* Whether reservations are made: -1 not known yet, 0 no, 1 yes. */
+static _Atomic int os_reserving = -1;
+
+static bool os_reserve_ok(void) {
+  int ok = atomic_load_explicit(&os_reserving, memory_order_relaxed);
+  if (ok >= 0) return ok;
+  int saved = errno;
+  struct rlimit as;
+  char buf[16];
+  ok = syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) == 0 && as.rlim_cur == RLIM_INFINITY &&
+       os_read_small("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
+  errno = saved;
+  atomic_store_explicit(&os_reserving, ok, memory_order_relaxed);
+  return ok;
+}
+
+void *os_reserve(size_t size, size_t align) {
+  if (!os_reserve_ok() || os_fault()) return NULL;
+  int saved = errno;
+  size_t over = size + align;
+  void *p = NULL;
+  if (over > size) {
+    char *raw = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw != MAP_FAILED) {
+      uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+      size_t head = start - (uintptr_t)raw, tail = over - head - size;
+      if (head) munmap(raw, head);
+      if (tail) munmap((char *)start + size, tail);
+      p = (void *)start;
+    }
+  }
+  errno = saved;
+  return p;
+}
+
+bool os_use(size_t size) {
+  if (os_fault()) return false;
+  count(&os_mapped, size);
+  return true;
+}
+
 bool os_commit(void *p, size_t size) {
   if (os_fault()) return false;
   int saved = errno;

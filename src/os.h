@@ -21,7 +21,10 @@
  * Memory from os_map and os_map_guarded is committed under the kernel's
  * overcommit accounting (no MAP_NORESERVE): a request beyond what the kernel
  * will back fails here, with NULL, as glibc's malloc does, instead of
- * succeeding and being OOM-killed later.
+ * succeeding and being OOM-killed later.  Reservations (os_reserve) are
+ * made only where that accounting is not strict: under the kernel's
+ * default heuristic mode a mapping is refused only when it alone exceeds
+ * the machine's memory and swap, which a 4 MiB chunk never does.
  */
 #ifndef SMP_OS_H
 #define SMP_OS_H
@@ -48,6 +51,22 @@ SMP_HIDDEN void *os_map_guarded(size_t size);
  * NULL if the kernel refuses, or when the process has an address-space
  * limit (RLIMIT_AS, `ulimit -v`): a reservation would eat into it. */
 SMP_HIDDEN void *os_reserve_readonly(size_t size);
+/* Address space for the heap to grow into: size bytes (a multiple of
+ * align, a power of two), aligned, readable and writable, with no commit
+ * charge (MAP_NORESERVE), not counted as mapped until os_use: a page
+ * becomes resident when it is first written.  The caller carves pieces
+ * from it, so that the heap grows with no system call: a mapping takes the
+ * address space's lock for writing, and so waits for every populate and
+ * page fault under that lock in progress in the process, and every thread
+ * that waits for the grower waits with it (chunk.c, chunk_map).  NULL where
+ * the kernel would charge the whole reservation (vm.overcommit_memory 2,
+ * strict accounting, which ignores MAP_NORESERVE), where the process has an
+ * address-space limit (RLIMIT_AS), or if the kernel refuses. */
+SMP_HIDDEN void *os_reserve(size_t size, size_t align);
+/* Count size bytes carved from a reservation as mapped (os_counters);
+ * false, counting nothing, where a test build fails maps on purpose
+ * (SMP_FAULT_INJECTION): carving stands for mapping. */
+SMP_HIDDEN bool os_use(size_t size);
 /* Make [p, p+size) of a reservation writable (committed under the
  * accounting, counted as metadata); false if the kernel refuses. */
 SMP_HIDDEN bool os_commit(void *p, size_t size);

@@ -57,6 +57,10 @@
  *   - where the kernel's huge page mode is "always" (forced), a sparse
  *     chunk and a block mapped alone are advised for small pages (their
  *     mapping's VmFlags say nh), and where it is not, nothing is.
+ *   - chunks are carved from reservations (chunk.c, region_take): a
+ *     small block's chunk lies in an area of SMP_REGION_MIN bytes or more
+ *     (where the overcommit accounting is not strict and no
+ *     address-space limit is set).
  *   - the huge pages' timing (os_populate_huge, os_huge_touch_ns): each
  *     call faults its huge page in (its first small page alone where the
  *     kernel gives no huge page) and counts one more, the cost reads 0
@@ -68,6 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -596,6 +601,45 @@ static int vma_has(const void *p, const char *flag) {
   return r;
 }
 
+/* Bytes of the area (mapping) of the address space that holds p; 0 if
+ * none does. */
+static size_t area_bytes(const void *p) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[512];
+  size_t r = 0;
+  while (f != NULL && r == 0 && fgets(line, sizeof line, f) != NULL) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi) r = hi - lo;
+  }
+  if (f != NULL) fclose(f);
+  return r;
+}
+
+/* Chunks are carved from reservations (chunk.c, region_take) where the
+ * kernel's accounting is not strict and the process has no address-space
+ * limit (os.h, os_reserve): a small block's chunk lies in an area of
+ * SMP_REGION_MIN bytes or more, however small the heap (a chunk mapped
+ * alone: 4 MiB, or a few side by side). */
+static unsigned long region_checks(void) {
+  char mode[8] = "";
+  FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+  if (f != NULL) {
+    if (fgets(mode, sizeof mode, f) == NULL) mode[0] = 0;
+    fclose(f);
+  }
+  struct rlimit as;
+  if (mode[0] == 0 || mode[0] == '2' || getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY) {
+    printf("note: strict overcommit or an address-space limit here: no reservation, not checked\n");
+    return 0;
+  }
+  void *p = smp_malloc(64);
+  size_t a = area_bytes(p);
+  CHECK(a >= SMP_REGION_MIN, "a 64-byte block's chunk lies in an area of %zu bytes, not a reservation of %zu or more",
+        a, (size_t)SMP_REGION_MIN);
+  smp_free(p);
+  return 1;
+}
+
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
  * a sparse chunk and a block mapped alone are advised for small pages
  * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
@@ -663,6 +707,7 @@ int main(void) {
   CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
         "the check of the caches' pages or of growing together failed (above), or its child did not run");
   checks += thp_always_checks();
+  checks += region_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
     checks++;
