@@ -377,8 +377,8 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
  * glibc-thread (two threads growing a 30-50 MB heap) a thread slept on the
  * grow lock, or in mmap waiting for the address space's lock, several
  * times a run, a CPU idle each time.  Carved from reservations, the time
- * of glibc-thread went 0.54x -> 0.50x glibc's wall and realloc-grow's
- * 0.68x -> 0.65x (docs/design.md, "Growing without mapping").  The grow
+ * of glibc-thread went 0.66x -> 0.54x glibc's wall and realloc-grow's
+ * 0.78x -> 0.74x (docs/design.md, "Growing without mapping").  The grow
  * lock held, no other. */
 typedef struct {
   uintptr_t next, end; /* what is left to carve */
@@ -388,24 +388,34 @@ typedef struct {
 } region_t;
 static region_t regions[2]; /* CARVE_SPARSE, CARVE_DENSE */
 
+/* A new reservation for r (dense: advised for huge pages); false, and
+ * none from then on, if the kernel refuses. */
+static bool region_grow(region_t *r, bool dense) {
+  /* The valgrind build under memcheck: its leak check would scan the
+   * whole reservation (as pagemap.c's flat map). */
+  if (r->off || track_running()) return false;
+  size_t size = r->size == 0 ? SMP_REGION_MIN : r->size < SMP_REGION_MAX ? 2 * r->size : SMP_REGION_MAX;
+  void *p = os_reserve(size, SMP_CHUNK_SIZE);
+  if (p == NULL) {
+    r->off = true;
+    return false;
+  }
+  r->huge = dense && os_hugepage(p, size);
+  if (!r->huge) os_smallpages_unless_asked(p, size); /* sparse: 4 KiB pages in any mode */
+  r->next = (uintptr_t)p;
+  r->end = (uintptr_t)p + size;
+  r->size = size;
+  return true;
+}
+
 static void *region_take(bool dense, bool *huge) {
   region_t *r = &regions[dense];
-  if (r->next == r->end) {
-    /* The valgrind build under memcheck: its leak check would scan the
-     * whole reservation (as pagemap.c's flat map). */
-    if (r->off || track_running()) return NULL;
-    size_t size = r->size == 0 ? SMP_REGION_MIN : r->size < SMP_REGION_MAX ? 2 * r->size : SMP_REGION_MAX;
-    void *p = os_reserve(size, SMP_CHUNK_SIZE);
-    if (p == NULL) {
-      r->off = true;
-      return NULL;
-    }
-    r->huge = dense && os_hugepage(p, size);
-    if (!r->huge) os_smallpages_unless_asked(p, size); /* sparse: 4 KiB pages in any mode */
-    r->next = (uintptr_t)p;
-    r->end = (uintptr_t)p + size;
-    r->size = size;
-  }
+  /* The first reservation of the dense kind is made with the first of
+   * the sparse kind, most often by the first malloc, before the program
+   * starts threads: made later, its mapping would wait for the address
+   * space's lock while other threads populate, as above. */
+  if (r->size == 0 && !dense && options.hugepages != 0 && os_huge_size() != 0) region_grow(&regions[true], true);
+  if (r->next == r->end && !region_grow(r, dense)) return NULL;
   if (!os_use(SMP_CHUNK_SIZE)) return NULL;
   *huge = r->huge;
   r->next += SMP_CHUNK_SIZE;

@@ -162,14 +162,11 @@ void *os_reserve(size_t size, size_t align) {
   size_t over = size + align;
   void *p = NULL;
   if (over > size) {
+    /* Over by align, the slack left mapped at the ends: never written, it
+     * costs address space only, where trimming it would take the address
+     * space's lock twice more. */
     char *raw = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw != MAP_FAILED) {
-      uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
-      size_t head = start - (uintptr_t)raw, tail = over - head - size;
-      if (head) munmap(raw, head);
-      if (tail) munmap((char *)start + size, tail);
-      p = (void *)start;
-    }
+    if (raw != MAP_FAILED) p = (void *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
   }
   errno = saved;
   return p;

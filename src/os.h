@@ -52,7 +52,8 @@ SMP_HIDDEN void *os_map_guarded(size_t size);
  * limit (RLIMIT_AS, `ulimit -v`): a reservation would eat into it. */
 SMP_HIDDEN void *os_reserve_readonly(size_t size);
 /* Address space for the heap to grow into: size bytes (a multiple of
- * align, a power of two), aligned, readable and writable, with no commit
+ * align, a power of two; up to align more stay mapped around them,
+ * unused), aligned, readable and writable, with no commit
  * charge (MAP_NORESERVE), not counted as mapped until os_use: a page
  * becomes resident when it is first written.  The caller carves pieces
  * from it, so that the heap grows with no system call: a mapping takes the
