@@ -60,7 +60,9 @@
  *   - chunks are carved from reservations (chunk.c, region_take): a
  *     small block's chunk lies in an area of SMP_REGION_MIN bytes or more
  *     (where the overcommit accounting is not strict and no
- *     address-space limit is set).
+ *     address-space limit is set), and an area as big advised for huge
+ *     pages is there already, in a small heap (the dense reservation is
+ *     made with the first sparse one).
  *   - the huge pages' timing (os_populate_huge, os_huge_touch_ns): each
  *     call faults its huge page in (its first small page alone where the
  *     kernel gives no huge page) and counts one more, the cost reads 0
@@ -637,7 +639,25 @@ static unsigned long region_checks(void) {
   CHECK(a >= SMP_REGION_MIN, "a 64-byte block's chunk lies in an area of %zu bytes, not a reservation of %zu or more",
         a, (size_t)SMP_REGION_MIN);
   smp_free(p);
-  return 1;
+  if (options.hugepages == 0 || os_huge_size() == 0) {
+    printf("note: no huge pages here: the dense reservation not checked\n");
+    return 1;
+  }
+  /* The dense reservation is made with the sparse one: an area advised
+   * for huge pages of SMP_REGION_MIN bytes or more, in a small heap. */
+  f = fopen("/proc/self/smaps", "r");
+  char line[512];
+  unsigned long lo = 0, hi = 0;
+  int found = 0;
+  while (f != NULL && !found && fgets(line, sizeof line, f) != NULL) {
+    unsigned long l, h;
+    if (sscanf(line, "%lx-%lx ", &l, &h) == 2) lo = l, hi = h;
+    else if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line, " hg") != NULL) found = hi - lo >= SMP_REGION_MIN;
+  }
+  if (f != NULL) fclose(f);
+  CHECK(found, "no area of %zu bytes or more advised for huge pages: the dense reservation was not made with the first",
+        (size_t)SMP_REGION_MIN);
+  return 2;
 }
 
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
