@@ -57,7 +57,10 @@
  *   - where the kernel's huge page mode is "always" (forced), a sparse
  *     chunk and a block mapped alone are advised for small pages (their
  *     mapping's VmFlags say nh), and where it is not, nothing is.
- *   - chunks are carved from reservations (chunk.c, region_take): a
+ *   - chunks are carved from reservations (chunk.c, region_take), in
+ *     address order, each reservation twice the last (granules taken one
+ *     by one come in runs of consecutive addresses: a reservation's rest,
+ *     then whole ones of twice the size each time); a
  *     small block's chunk lies in an area of SMP_REGION_MIN bytes or more
  *     (where the overcommit accounting is not strict and no
  *     address-space limit is set), and an area as big advised for huge
@@ -634,6 +637,42 @@ static unsigned long region_checks(void) {
     printf("note: strict overcommit or an address-space limit here: no reservation, not checked\n");
     return 0;
   }
+  /* In a child, granules taken one by one, growing when none is at hand,
+   * come in address order from one reservation, then from the next: the
+   * rest of the current one, then one of twice its size (each new
+   * reservation twice the last; here the second, 2 * SMP_REGION_MIN, or
+   * a later one). */
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    grow_drain();
+    uintptr_t prev = 0;
+    size_t runs[3] = {0, 0, 0};
+    unsigned run = 0;
+    bool zero;
+    while (run < 3) {
+      slab_t *g = chunk_take(1, false, &zero);
+      if (g == NULL) {
+        if (!chunk_grow(1, false)) break;
+        continue;
+      }
+      uintptr_t at = chunk_base(g);
+      if (prev != 0 && at != prev + SMP_SLAB_SIZE) run++;
+      if (run < 3) runs[run]++;
+      prev = at;
+    }
+    size_t second = runs[1] * SMP_SLAB_SIZE;
+    CHECK(run == 3 && second >= 2 * (size_t)SMP_REGION_MIN && (second & (second - 1)) == 0 &&
+              second <= SMP_REGION_MAX && runs[2] * SMP_SLAB_SIZE == (second < SMP_REGION_MAX ? 2 * second : second),
+          "granules in address order: runs of %zu, %zu and %zu granules, not a reservation's rest, then two of "
+          "twice the size before",
+          runs[0], runs[1], runs[2]);
+    fflush(stdout);
+    _exit(failures != 0);
+  }
+  int status = -1;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the reservations' sizes are wrong (above), or their child did not run");
   void *p = smp_malloc(64);
   size_t a = area_bytes(p);
   CHECK(a >= SMP_REGION_MIN, "a 64-byte block's chunk lies in an area of %zu bytes, not a reservation of %zu or more",
@@ -641,7 +680,7 @@ static unsigned long region_checks(void) {
   smp_free(p);
   if (options.hugepages == 0 || os_huge_size() == 0) {
     printf("note: no huge pages here: the dense reservation not checked\n");
-    return 1;
+    return 2;
   }
   /* The dense reservation is made with the sparse one: an area advised
    * for huge pages of SMP_REGION_MIN bytes or more, in a small heap. */
@@ -657,7 +696,7 @@ static unsigned long region_checks(void) {
   if (f != NULL) fclose(f);
   CHECK(found, "no area of %zu bytes or more advised for huge pages: the dense reservation was not made with the first",
         (size_t)SMP_REGION_MIN);
-  return 2;
+  return 3;
 }
 
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
