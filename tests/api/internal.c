@@ -60,7 +60,7 @@
  *   - chunks are carved from reservations (chunk.c, region_take), in
  *     address order, each reservation twice the last (granules taken one
  *     by one come in runs of consecutive addresses: a reservation's rest,
- *     then whole ones of twice the size each time); a
+ *     then whole ones of twice the size each time, up to SMP_REGION_MAX); a
  *     small block's chunk lies in an area of SMP_REGION_MIN bytes or more
  *     (where the overcommit accounting is not strict and no
  *     address-space limit is set), and an area as big advised for huge
@@ -646,11 +646,16 @@ static unsigned long region_checks(void) {
   pid_t child = fork();
   if (child == 0) {
     grow_drain();
+    /* Runs of consecutive granules: the rest of the current reservation,
+     * then whole ones, until two of SMP_REGION_MAX (3 GiB of address
+     * space in all, its granules never written). */
+    enum { RUNS = 8 };
+    size_t runs[RUNS] = {0};
     uintptr_t prev = 0;
-    size_t runs[3] = {0, 0, 0};
     unsigned run = 0;
     bool zero;
-    while (run < 3) {
+    while (run < RUNS && !(run >= 3 && runs[run - 1] * SMP_SLAB_SIZE == SMP_REGION_MAX &&
+                           runs[run - 2] * SMP_SLAB_SIZE == SMP_REGION_MAX)) {
       slab_t *g = chunk_take(1, false, &zero);
       if (g == NULL) {
         if (!chunk_grow(1, false)) break;
@@ -658,15 +663,20 @@ static unsigned long region_checks(void) {
       }
       uintptr_t at = chunk_base(g);
       if (prev != 0 && at != prev + SMP_SLAB_SIZE) run++;
-      if (run < 3) runs[run]++;
+      if (run < RUNS) runs[run]++;
       prev = at;
     }
-    size_t second = runs[1] * SMP_SLAB_SIZE;
-    CHECK(run == 3 && second >= 2 * (size_t)SMP_REGION_MIN && (second & (second - 1)) == 0 &&
-              second <= SMP_REGION_MAX && runs[2] * SMP_SLAB_SIZE == (second < SMP_REGION_MAX ? 2 * second : second),
-          "granules in address order: runs of %zu, %zu and %zu granules, not a reservation's rest, then two of "
-          "twice the size before",
-          runs[0], runs[1], runs[2]);
+    /* runs[run] is the one being taken when the loop stopped: whole runs
+     * are runs[1] .. runs[run - 1]. */
+    bool ok = run >= 3 && runs[1] * SMP_SLAB_SIZE >= 2 * (size_t)SMP_REGION_MIN;
+    for (unsigned i = 2; i < run && ok; i++) {
+      size_t want = runs[i - 1] * SMP_SLAB_SIZE * 2;
+      ok = runs[i] * SMP_SLAB_SIZE == (want < SMP_REGION_MAX ? want : SMP_REGION_MAX);
+    }
+    CHECK(ok, "granules in address order: runs of %zu, %zu, %zu, %zu, %zu, %zu, %zu granules (%u whole), not a "
+              "reservation's rest, then each twice the last, up to %zu bytes",
+          runs[0], runs[1], runs[2], runs[3], runs[4], runs[5], runs[6], run > 0 ? run - 1 : 0,
+          (size_t)SMP_REGION_MAX);
     fflush(stdout);
     _exit(failures != 0);
   }
