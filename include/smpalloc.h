@@ -159,7 +159,9 @@ size_t smp_collect(void);
 #define SMP_STATS_NCLASS 65
 typedef struct {
   size_t bytes_in_use;      /* bytes in blocks handed out (block sizes) */
-  size_t bytes_mapped;      /* bytes of address space mapped from the kernel */
+  size_t bytes_mapped;      /* bytes taken from the kernel: chunks (carved from
+                               reservations, counted as they are carved),
+                               blocks mapped alone, metadata */
   size_t bytes_metadata;    /* ... of which metadata: the page map, descriptors,
                                bitmaps, thread caches (guarded, never unmapped) */
   size_t bytes_resident;    /* mapped minus returned: what smpalloc may hold in RAM */
