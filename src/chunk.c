@@ -414,7 +414,8 @@ static void *region_take(bool dense, bool *huge) {
    * the sparse kind, most often by the first malloc, before the program
    * starts threads: made later, its mapping would wait for the address
    * space's lock while other threads populate, as above. */
-  if (r->size == 0 && !dense && options.hugepages != 0 && os_huge_size() != 0) region_grow(&regions[true], true);
+  if (!dense && regions[true].size == 0 && options.hugepages != 0 && os_huge_size() != 0)
+    region_grow(&regions[true], true);
   if (r->next == r->end && !region_grow(r, dense)) return NULL;
   if (!os_use(SMP_CHUNK_SIZE)) return NULL;
   *huge = r->huge;

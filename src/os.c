@@ -117,11 +117,28 @@ void *os_map_guarded(size_t size) {
   return raw + page;
 }
 
-void *os_reserve_readonly(size_t size) {
-  int saved = errno;
+/* Up to len - 1 bytes of the file at path into buf, NUL-terminated: how
+ * many (0 if it cannot be read). */
+static size_t os_read_small(const char *path, char *buf, size_t len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, len - 1);
+  close(fd);
+  buf[n > 0 ? n : 0] = 0;
+  return n > 0 ? (size_t)n : 0;
+}
+
+/* No address-space limit (RLIMIT_AS, `ulimit -v`) is set: a reservation
+ * would eat into one.  (errno may change.) */
+static bool os_as_unlimited(void) {
   struct rlimit as; /* prlimit64's struct on a 64-bit system */
   _Static_assert(sizeof as == 16, "struct rlimit is two 64-bit words");
-  if (syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) != 0 || as.rlim_cur != RLIM_INFINITY) {
+  return syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) == 0 && as.rlim_cur == RLIM_INFINITY;
+}
+
+void *os_reserve_readonly(size_t size) {
+  int saved = errno;
+  if (!os_as_unlimited()) {
     errno = saved;
     return NULL;
   }
@@ -138,8 +155,6 @@ void *os_reserve_readonly(size_t size) {
   return raw != NULL ? raw + page : NULL;
 }
 
-static size_t os_read_small(const char *path, char *buf, size_t len);
-
 /* Whether reservations are made: -1 not known yet, 0 no, 1 yes. */
 static _Atomic int os_reserving = -1;
 
@@ -147,10 +162,8 @@ static bool os_reserve_ok(void) {
   int ok = atomic_load_explicit(&os_reserving, memory_order_relaxed);
   if (ok >= 0) return ok;
   int saved = errno;
-  struct rlimit as;
   char buf[16];
-  ok = syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) == 0 && as.rlim_cur == RLIM_INFINITY &&
-       os_read_small("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
+  ok = os_as_unlimited() && os_read_small("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
   errno = saved;
   atomic_store_explicit(&os_reserving, ok, memory_order_relaxed);
   return ok;
@@ -235,14 +248,6 @@ bool os_move(void *p, size_t old_size, size_t new_size, void *dest) {
  * or unknown; read from sysfs once. */
 static _Atomic size_t os_huge = 1; /* 1: not read yet */
 
-static size_t os_read_small(const char *path, char *buf, size_t len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, len - 1);
-  close(fd);
-  buf[n > 0 ? n : 0] = 0;
-  return n > 0 ? (size_t)n : 0;
-}
 
 /* The kernel's mode is "always": every anonymous mapping is given huge
  * pages unless advised otherwise (read by os_huge_size, with os_huge). */
