@@ -413,7 +413,8 @@ static void *region_take(bool dense, bool *huge) {
   /* The first reservation of the dense kind is made with the first of
    * the sparse kind, most often by the first malloc, before the program
    * starts threads: made later, its mapping would wait for the address
-   * space's lock while other threads populate, as above. */
+   * space's lock while other threads populate, as above.  (A reservation
+   * is trimmed to its size: mapped 4 MiB over, for the alignment.) */
   if (!dense && regions[true].size == 0 && options.hugepages != 0 && os_huge_size() != 0)
     region_grow(&regions[true], true);
   if (r->next == r->end && !region_grow(r, dense)) return NULL;
@@ -421,6 +422,20 @@ static void *region_take(bool dense, bool *huge) {
   *huge = r->huge;
   r->next += SMP_CHUNK_SIZE;
   return (void *)(r->next - SMP_CHUNK_SIZE);
+}
+
+size_t chunk_unreserve(void) {
+  size_t n = 0;
+  lock_take(&grow_lock);
+  for (int k = 0; k < 2; k++) {
+    region_t *r = &regions[k];
+    if (r->next < r->end) os_unreserve((void *)r->next, r->end - r->next);
+    n += r->end - r->next;
+    r->next = r->end;
+    r->off = true;
+  }
+  lock_drop(&grow_lock);
+  return n;
 }
 
 /* Map a chunk alone, where no reservation is made: a dense one aligned

@@ -139,6 +139,11 @@ SMP_HIDDEN bool chunk_huge_pays(void);
  * a new chunk unless another thread made room meanwhile (a system call: no
  * lock may be held).  False when out of memory. */
 SMP_HIDDEN bool chunk_grow(unsigned k, bool dense);
+/* Give back what the reservations have left uncarved, and make none from
+ * then on (each chunk mapped alone): mlockall would lock every page of
+ * them and fault it in (override.c).  Returns the bytes given back.  No
+ * lock may be held. */
+SMP_HIDDEN size_t chunk_unreserve(void);
 /* k granules from chunk_take come back (the caller cleared their page-map
  * entry): dirty, into the pool; a run merges with the free dirty runs
  * next to it. */

@@ -175,15 +175,29 @@ void *os_reserve(size_t size, size_t align) {
   size_t over = size + align;
   void *p = NULL;
   if (over > size) {
-    /* Over by align, the slack left mapped at the ends: never written, it
-     * costs address space only, where trimming it would take the address
-     * space's lock twice more. */
+    /* Over by align, the slack trimmed: left mapped, it would be locked
+     * and faulted in by mlockall (chunk_unreserve gives back only what a
+     * reservation has left). */
     char *raw = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw != MAP_FAILED) p = (void *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    if (raw != MAP_FAILED) {
+      uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+      size_t head = start - (uintptr_t)raw, tail = over - head - size;
+      if (head) munmap(raw, head);
+      if (tail) munmap((char *)start + size, tail);
+      p = (void *)start;
+    }
   }
   errno = saved;
   return p;
 }
+
+void os_unreserve(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
+  errno = saved;
+}
+
+int os_mlockall(int flags) { return syscall(SYS_mlockall, flags) == 0 ? 0 : -1; }
 
 bool os_use(size_t size) {
   if (os_fault()) return false;

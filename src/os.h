@@ -52,8 +52,7 @@ SMP_HIDDEN void *os_map_guarded(size_t size);
  * limit (RLIMIT_AS, `ulimit -v`): a reservation would eat into it. */
 SMP_HIDDEN void *os_reserve_readonly(size_t size);
 /* Address space for the heap to grow into: size bytes (a multiple of
- * align, a power of two; up to align more stay mapped around them,
- * unused), aligned, readable and writable, with no commit
+ * align, a power of two), aligned, readable and writable, with no commit
  * charge (MAP_NORESERVE), not counted as mapped until os_use: a page
  * becomes resident when it is first written.  The caller carves pieces
  * from it, so that the heap grows with no system call: a mapping takes the
@@ -64,6 +63,11 @@ SMP_HIDDEN void *os_reserve_readonly(size_t size);
  * strict accounting, which ignores MAP_NORESERVE), where the process has an
  * address-space limit (RLIMIT_AS), or if the kernel refuses. */
 SMP_HIDDEN void *os_reserve(size_t size, size_t align);
+/* Give back [p, p+size) of a reservation, never carved (not counted). */
+SMP_HIDDEN void os_unreserve(void *p, size_t size);
+/* mlockall(2) itself, by its system call (override.c takes the libc name):
+ * 0, or -1 with errno the kernel's (the one function here that sets it). */
+SMP_HIDDEN int os_mlockall(int flags);
 /* Count size bytes carved from a reservation as mapped (os_counters);
  * false, counting nothing, where a test build fails maps on purpose
  * (SMP_FAULT_INJECTION): carving stands for mapping. */

@@ -21,8 +21,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "alloc.h"
+#include "chunk.h"
+#include "os.h"
 #include "smpalloc.h"
 #include "track.h"
 
@@ -61,6 +64,24 @@ OVERRIDE int malloc_trim(size_t pad) {
 }
 
 OVERRIDE void malloc_stats(void) { smp_stats_print(2); }
+
+/* ---- mlockall ------------------------------------------------------------ */
+
+/* mlockall locks every page of the process's mappings (MCL_CURRENT) or of
+ * those made after it (MCL_FUTURE), and faults them in: the address space
+ * the heap reserves to grow into (chunk.c, region_take; up to 1 GiB)
+ * would become resident whole, 136 MiB at the first malloc.  So before
+ * the call, what the reservations have left goes back and chunks are
+ * mapped alone from then on, as glibc's heap grows (tests/mem/
+ * t_mem_mlock.sh).  With MCL_ONFAULT pages are locked only as they are
+ * first written: nothing to give back. */
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT 4 /* Linux 4.4 */
+#endif
+OVERRIDE int mlockall(int flags) {
+  if ((flags & (MCL_CURRENT | MCL_FUTURE)) != 0 && (flags & MCL_ONFAULT) == 0) chunk_unreserve();
+  return os_mlockall(flags);
+}
 
 OVERRIDE struct mallinfo2 mallinfo2(void) {
   smp_stats_t st;

@@ -61,7 +61,7 @@ expect static-checked-uaf8 'abort:use after free' malloc env SMPALLOC_CHECKED=1 
 
 echo "== the archive exports public names only"
 extra=$(nm -g --defined-only build/libsmpalloc.a | awk 'NF == 3 {print $3}' |
-        grep -Ev '^(smp_[a-z_0-9]+|__libc_(malloc|free|calloc|realloc|memalign|valloc|pvalloc)|malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|free_sized|free_aligned_sized|malloc_trim|malloc_stats|malloc_info|mallinfo2?|mallopt)$')
+        grep -Ev '^(smp_[a-z_0-9]+|__libc_(malloc|free|calloc|realloc|memalign|valloc|pvalloc)|malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|free_sized|free_aligned_sized|malloc_trim|malloc_stats|malloc_info|mallinfo2?|mallopt|mlockall)$')
 nm -g --defined-only build/libsmpalloc.a | grep -q ' T malloc$' || fail "the archive does not define malloc"
 if [ -n "$extra" ]; then fail "the archive exports internal names: $(echo $extra | head -c 300)"
 else ok "only public names"; fi
