@@ -395,7 +395,8 @@ static bool region_grow(region_t *r, bool dense) {
    * whole reservation (as pagemap.c's flat map). */
   if (r->off || track_running()) return false;
   size_t size = r->size == 0 ? SMP_REGION_MIN : r->size < SMP_REGION_MAX ? 2 * r->size : SMP_REGION_MAX;
-  void *p = os_reserve(size, SMP_CHUNK_SIZE);
+  size_t hp = dense ? os_huge_size() : 0; /* a dense chunk starts a huge page; any, a granule */
+  void *p = os_reserve(size, hp > SMP_SLAB_SIZE && hp <= SMP_CHUNK_SIZE ? hp : SMP_SLAB_SIZE);
   if (p == NULL) {
     r->off = true;
     return false;
@@ -413,8 +414,7 @@ static void *region_take(bool dense, bool *huge) {
   /* The first reservation of the dense kind is made with the first of
    * the sparse kind, most often by the first malloc, before the program
    * starts threads: made later, its mapping would wait for the address
-   * space's lock while other threads populate, as above.  (A reservation
-   * is trimmed to its size: mapped 4 MiB over, for the alignment.) */
+   * space's lock while other threads populate, as above. */
   if (!dense && regions[true].size == 0 && options.hugepages != 0 && os_huge_size() != 0)
     region_grow(&regions[true], true);
   if (r->next == r->end && !region_grow(r, dense)) return NULL;

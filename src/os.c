@@ -174,11 +174,17 @@ void *os_reserve(size_t size, size_t align) {
   int saved = errno;
   size_t over = size + align;
   void *p = NULL;
-  if (over > size) {
-    /* Over by align, the slack trimmed: left mapped, it would be locked
-     * and faulted in by mlockall (chunk_unreserve gives back only what a
-     * reservation has left). */
-    char *raw = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  /* First as it is: the kernel aligns a big mapping to its huge page size
+   * (Linux 6.7 on), and then no trimming takes the address space's lock
+   * twice more.  Else over by align, the slack trimmed (left mapped, it
+   * would be locked and faulted in by mlockall: chunk_unreserve gives back
+   * only what a reservation has left). */
+  char *raw = mmap(NULL, size, prot, flags, -1, 0);
+  if (raw != MAP_FAILED && ((uintptr_t)raw & (align - 1)) == 0) p = raw;
+  else if (raw != MAP_FAILED) munmap(raw, size);
+  if (p == NULL && raw != MAP_FAILED && over > size) {
+    raw = mmap(NULL, over, prot, flags, -1, 0);
     if (raw != MAP_FAILED) {
       uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
       size_t head = start - (uintptr_t)raw, tail = over - head - size;
