@@ -128,17 +128,18 @@ static size_t os_read_small(const char *path, char *buf, size_t len) {
   return n > 0 ? (size_t)n : 0;
 }
 
-/* No address-space limit (RLIMIT_AS, `ulimit -v`) is set: a reservation
- * would eat into one.  (errno may change.) */
-static bool os_as_unlimited(void) {
-  struct rlimit as; /* prlimit64's struct on a 64-bit system */
-  _Static_assert(sizeof as == 16, "struct rlimit is two 64-bit words");
-  return syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) == 0 && as.rlim_cur == RLIM_INFINITY;
+/* No limit on resource (RLIMIT_AS, `ulimit -v`: the address space;
+ * RLIMIT_DATA, `ulimit -d`: writable private mappings, reserved or not) is
+ * set: a reservation would eat into one.  (errno may change.) */
+static bool os_unlimited(int resource) {
+  struct rlimit lim; /* prlimit64's struct on a 64-bit system */
+  _Static_assert(sizeof lim == 16, "struct rlimit is two 64-bit words");
+  return syscall(SYS_prlimit64, 0, resource, NULL, &lim) == 0 && lim.rlim_cur == RLIM_INFINITY;
 }
 
 void *os_reserve_readonly(size_t size) {
   int saved = errno;
-  if (!os_as_unlimited()) {
+  if (!os_unlimited(RLIMIT_AS)) {
     errno = saved;
     return NULL;
   }
@@ -163,7 +164,8 @@ static bool os_reserve_ok(void) {
   if (ok >= 0) return ok;
   int saved = errno;
   char buf[16];
-  ok = os_as_unlimited() && os_read_small("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
+  ok = os_unlimited(RLIMIT_AS) && os_unlimited(RLIMIT_DATA) &&
+       os_read_small("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
   errno = saved;
   atomic_store_explicit(&os_reserving, ok, memory_order_relaxed);
   return ok;

@@ -61,7 +61,8 @@ SMP_HIDDEN void *os_reserve_readonly(size_t size);
  * that waits for the grower waits with it (chunk.c, chunk_map).  NULL where
  * the kernel would charge the whole reservation (vm.overcommit_memory 2,
  * strict accounting, which ignores MAP_NORESERVE), where the process has an
- * address-space limit (RLIMIT_AS), or if the kernel refuses. */
+ * address-space limit (RLIMIT_AS) or a data limit (RLIMIT_DATA, which
+ * counts every writable private mapping), or if the kernel refuses. */
 SMP_HIDDEN void *os_reserve(size_t size, size_t align);
 /* Give back [p, p+size) of a reservation, never carved (not counted). */
 SMP_HIDDEN void os_unreserve(void *p, size_t size);

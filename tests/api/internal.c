@@ -632,9 +632,10 @@ static unsigned long region_checks(void) {
     if (fgets(mode, sizeof mode, f) == NULL) mode[0] = 0;
     fclose(f);
   }
-  struct rlimit as;
-  if (mode[0] == 0 || mode[0] == '2' || getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY) {
-    printf("note: strict overcommit or an address-space limit here: no reservation, not checked\n");
+  struct rlimit as, data;
+  if (mode[0] == 0 || mode[0] == '2' || getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY ||
+      getrlimit(RLIMIT_DATA, &data) != 0 || data.rlim_cur != RLIM_INFINITY) {
+    printf("note: strict overcommit, or an address-space or data limit here: no reservation, not checked\n");
     return 0;
   }
   /* In a child, granules taken one by one, growing when none is at hand,

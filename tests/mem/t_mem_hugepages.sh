@@ -13,6 +13,8 @@
 #     -v`; or strict overcommit), each dense chunk is mapped alone, apart
 #     from the others, an area of its own (chunk_map_alone): at least 8
 #     areas (side by side, the kernel would merge them into one or two);
+#     the same under a data limit (`ulimit -d`, which counts a reservation
+#     as data);
 #   - runs 64: 64 MiB of 96 KiB blocks, the same;
 #   - dense 64 and runs 64 with SMPALLOC_HUGEPAGES=0: no huge page;
 #   - dense 12: 12 MiB of 64-byte blocks, a class past the mark in a heap
@@ -77,23 +79,25 @@ if check_run -t 120 "dense 12: 12 MiB of 64-byte blocks, a class past the mark, 
   [ "$huge" -ge 4096 ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages for a class past 4 MiB, want >= 4096"
 fi
 # Reservations are made where the kernel's accounting is not strict and
-# the process has no address-space limit (os.h, os_reserve); the second
-# pass of each phase sets one (64 GiB: room for the heap, not for the page
-# map's reservation), so that each dense chunk is mapped alone.
+# the process has no address-space or data limit (os.h, os_reserve); the
+# later passes of each phase set one (64 GiB of address space: room for
+# the heap, not for the page map's reservation; 8 GiB of data), so that
+# each dense chunk is mapped alone.
 reserving=yes
 [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" = 2 ] && reserving=no
 [ "$(ulimit -v)" != unlimited ] && reserving=no
+[ "$(ulimit -d)" != unlimited ] && reserving=no
 echo "reservations: $reserving"
-for limit in unlimited $((64 << 20)); do
+for limit in none "-v $((64 << 20))" "-d $((8 << 20))"; do
   for phase in "dense 64:64 MiB of 64-byte blocks" "runs 64:64 MiB of 96 KiB blocks (runs)"; do
     # shellcheck disable=SC2086
-    if check_run -t 120 "${phase%%:*}: ${phase#*:}, ulimit -v $limit" \
-        bash -c 'ulimit -v "$1" && shift && exec "$@"' - "$limit" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" ${phase%%:*}; then
+    if check_run -t 120 "${phase%%:*}: ${phase#*:}, limit: $limit" \
+        bash -c '[ "$1" = none ] || ulimit $1 || exit 2; shift; exec "$@"' - "$limit" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" ${phase%%:*}; then
       huge=$(field huge_kib) faults=$(field faults)
       [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
       [ "$faults" -lt 4096 ] && ok "$faults page faults" || fail "$faults page faults, want < 4096"
       areas=$(field hg_areas)
-      if [ "$limit" = unlimited ] && [ "$reserving" = yes ]; then
+      if [ "$limit" = none ] && [ "$reserving" = yes ]; then
         [ "$areas" -le 3 ] && ok "$areas areas advised for huge pages" ||
           fail "$areas areas advised for huge pages, want <= 3 (dense chunks carved from reservations)"
       else
