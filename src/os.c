@@ -270,7 +270,6 @@ bool os_move(void *p, size_t old_size, size_t new_size, void *dest) {
  * or unknown; read from sysfs once. */
 static _Atomic size_t os_huge = 1; /* 1: not read yet */
 
-
 /* The kernel's mode is "always": every anonymous mapping is given huge
  * pages unless advised otherwise (read by os_huge_size, with os_huge). */
 static _Atomic bool os_huge_all;
