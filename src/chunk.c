@@ -368,7 +368,7 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
 
 /* Chunks come from reservations (os_reserve), carved in address order:
  * one for sparse chunks, one for dense ones, advised for huge pages once,
- * whole.  So growing the heap makes no system call.  A mapping takes the
+ * whole.  So a new chunk costs no system call.  A mapping takes the
  * address space's lock for writing: it waits for every populate and every
  * page fault under that lock in progress in the process (a huge page's
  * first touch, 0.3-2.4 ms on a virtual machine whose host backs the page

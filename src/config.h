@@ -288,7 +288,7 @@
 #endif
 
 /* Chunks are carved from reservations of address space (os_reserve), one
- * for sparse chunks and one for dense ones, so that the heap grows with no
+ * for sparse chunks and one for dense ones, so that a new chunk costs no
  * system call (chunk.c, chunk_map): the first of a kind is of this many
  * bytes, each next one twice the last, up to SMP_REGION_MAX.  A reservation
  * costs address space only; its pages become resident as they are used. */

@@ -55,7 +55,7 @@ SMP_HIDDEN void *os_reserve_readonly(size_t size);
  * align, a power of two), aligned, readable and writable, with no commit
  * charge (MAP_NORESERVE), not counted as mapped until os_use: a page
  * becomes resident when it is first written.  The caller carves pieces
- * from it, so that the heap grows with no system call: a mapping takes the
+ * from it, so that a new chunk costs no system call: a mapping takes the
  * address space's lock for writing, and so waits for every populate and
  * page fault under that lock in progress in the process, and every thread
  * that waits for the grower waits with it (chunk.c, chunk_map).  NULL where

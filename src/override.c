@@ -70,7 +70,7 @@ OVERRIDE void malloc_stats(void) { smp_stats_print(2); }
 /* mlockall locks every page of the process's mappings (MCL_CURRENT) or of
  * those made after it (MCL_FUTURE), and faults them in: the address space
  * the heap reserves to grow into (chunk.c, region_take; up to 1 GiB)
- * would become resident whole, 136 MiB at the first malloc.  So before
+ * would become resident whole, 128 MiB at the first malloc.  So before
  * the call, what the reservations have left goes back and chunks are
  * mapped alone from then on, as glibc's heap grows (tests/mem/
  * t_mem_mlock.sh).  With MCL_ONFAULT pages are locked only as they are

@@ -3,8 +3,8 @@
 # faults them in; smpalloc takes the call and first gives back what the
 # heap's reservations of address space have left (override.c, mlockall;
 # chunk.c, chunk_unreserve), so that locking costs what it costs under
-# glibc, not the reservations (136 MiB at once: the build before this test
-# grew by 139 MiB at the call).  tests/mem/mem_mlock.c, after one malloc:
+# glibc, not the reservations (128 MiB at once: the build before this test
+# grew by 130-139 MiB at the call).  tests/mem/mem_mlock.c, after one malloc:
 #   - mlockall(MCL_CURRENT | MCL_FUTURE): RSS grows by less than 32 MiB at
 #     the call (the heap's first chunk and the metadata: 6.5 MiB here), and
 #     by less than 200 + 64 MiB over 200 MiB of blocks allocated after it
