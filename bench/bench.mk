@@ -82,3 +82,20 @@ $(BUILD)/fastpath: bench/fastpath.c bench/bench.mk
 .PHONY: bench-fastpath
 bench-fastpath: $(LIB_SO) $(BUILD)/smpbench $(BUILD)/fastpath
 	@bash bench/fastpath.sh --build $(BUILD)
+
+# The shape sweep (bench/shapes/): a grid of replacement workloads - size
+# ranges, live blocks, threads, how much of each block is written, how
+# blocks die - under glibc, smpalloc and every peer found, flagged where
+# smpalloc is outside the bounds (bench/shapes/run.sh --help).
+#
+#   make bench-shapes SHAPES_ARGS='--quick --only run/'
+BENCH_BINS += $(BUILD)/shape
+
+$(BUILD)/shape: bench/shapes/shape.c bench/suite/suite_common.c bench/bench.mk
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) $(SUITE_CFLAGS) -o $@ $< -pthread -lm
+
+SHAPES_ARGS ?=
+.PHONY: bench-shapes
+bench-shapes: lib $(BUILD)/smpbench $(BUILD)/shape
+	@bash bench/shapes/run.sh --build $(BUILD) $(SHAPES_ARGS)
