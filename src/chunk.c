@@ -53,42 +53,29 @@ void *chunk_meta_alloc(size_t size, size_t align) {
 static lock_t pool_lock;
 static lock_t grow_lock; /* taken alone or before pool_lock: one chunk_grow at a time */
 
-/* Two chunks are carved at a time: a sparse one (CARVE_SPARSE), whose
- * pages are faulted in as blocks are first taken (slot.c), and a dense one
- * (CARVE_DENSE), advised for transparent huge pages, so that its granules
- * are faulted in 2 MiB at a time (one fault instead of 512; on a virtual
- * machine a fault can cost 1-10 us).  Only the slabs of a class past the mark
- * (SMP_HUGE_AFTER: it holds 4 MiB already, slot.c), and every slab and run
- * once the heap holds SMP_HUGE_HEAP granules (slot.c, large.c), are dense,
- * so a huge page is filled by memory about to be used, and a light user
- * never pays one; where a page's first touch is dear (chunk_dear, timed:
- * config.h, SMP_DEAR_TOUCH_NS), the marks are lower, and where a huge
- * page's is dearer than its 4 KiB pages' (chunk_huge_pays, timed on the
- * first dense chunks: config.h, SMP_HUGE_SAMPLES), no chunk is dense any
- * more (the rest of the one being carved joins the pool: dense_demote).
- * A dense chunk is carved up before the next one is mapped; what a run
- * cannot use of its end joins the pool. */
+/* Free granules are kept per chunk, as bit masks (chunk_t: free, dirty,
+ * purging), so that neighbours coalesce by themselves, whatever freed them
+ * and whether their pages are resident.  Each chunk serves one of two
+ * pools: sparse chunks, whose pages fault in as they are first written,
+ * and dense chunks, advised for transparent huge pages, faulted in 2 MiB at
+ * a time (one fault instead of 512; chunk_take's dense).  A pool lists its
+ * chunks by their longest free range (fit[L]: longest == L), so a request
+ * of k granules takes the chunk whose longest range is the shortest that
+ * fits (best fit), and in it the shortest range that fits, from its start:
+ * holes are filled first, a freed block's room is reused with its pages,
+ * and a whole free chunk is cut into only when nothing smaller fits. */
 enum { CARVE_SPARSE, CARVE_DENSE };
 typedef struct {
-  uintptr_t next, end; /* the uncarved part of the chunk (concealed) */
-  chunk_t *chunk;      /* the chunk being carved */
-  chunk_t *spare;      /* a whole chunk to carve next, or NULL: one mapped
-                          while another thread grew the cursor (chunk_grow) */
-} carve_t;
-static carve_t carves[2];
-static chunk_t *chunks; /* every chunk, newest first */
+  chunk_t *fit[SMP_CHUNK_SLABS + 1]; /* [1 .. 64]: chunks by longest free range */
+  uint64_t lists;                    /* bit L-1 set while fit[L] is not empty */
+} pool_t;
+static pool_t pools[2];
+static chunk_t *chunks; /* every chunk, newest first; never unlinked */
 
-/* Single free granules: dirty ones newest first (purging takes the oldest
- * first), and clean ones.  Free runs by length, newest first. */
-static slab_t *dirty_head, *dirty_tail, *clean_head;
-/* Free runs, by length (up to a whole chunk: neighbours merge), newest
- * first, doubly linked through next and prev; a free run's last granule
- * points back at its head (prev), so that a run freed after it can merge. */
-#define RUN_LISTS (SMP_CHUNK_SLABS + 1)
-static slab_t *run_dirty[RUN_LISTS], *run_clean[RUN_LISTS];
-_Atomic size_t chunk_n_dirty, chunk_n_run_dirty; /* granules (chunk.h) */
-static _Atomic uint32_t dirty_oldest;       /* stamp of dirty_tail, when any */
-_Atomic size_t chunk_n_active;               /* granules in use (chunk.h) */
+_Static_assert(SMP_CHUNK_SLABS == 64, "a chunk's granules are one 64-bit mask");
+
+_Atomic size_t chunk_n_dirty;  /* free granules with resident pages (chunk.h) */
+_Atomic size_t chunk_n_active; /* granules in use (chunk.h) */
 
 static void add(_Atomic size_t *c, size_t k) {
   atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + k,
@@ -99,128 +86,76 @@ static void sub(_Atomic size_t *c, size_t k) {
                         memory_order_relaxed);
 }
 
-uint32_t chunk_dirty_oldest(void) { return atomic_load_explicit(&dirty_oldest, memory_order_relaxed); }
-
-static void dirty_unlink(slab_t *g) {
-  if (g->prev) g->prev->next = g->next; else dirty_head = g->next;
-  if (g->next) g->next->prev = g->prev; else dirty_tail = g->prev;
-  sub(&chunk_n_dirty, 1);
-  if (dirty_tail) atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+/* The mask of granules [i, i + k). */
+static uint64_t span(unsigned i, unsigned k) {
+  return (k >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1) << i;
 }
 
-static void clean_push(slab_t *g);
-
-/* Put the single granule g on the dirty list, newest first (pool lock). */
-static void dirty_push(slab_t *g, uint32_t now) {
-  chunk_set_state(g, G_DIRTY);
-  g->stamp = now;
-  g->prev = NULL;
-  g->next = dirty_head;
-  if (dirty_head) dirty_head->prev = g; else dirty_tail = g;
-  dirty_head = g;
-  add(&chunk_n_dirty, 1);
-  atomic_store_explicit(&dirty_oldest, dirty_tail->stamp, memory_order_relaxed);
+/* The ranges of set bits of x, one a call: *at and the return value
+ * (0 when none is left) give the next one, lowest first; x is consumed. */
+static unsigned range_next(uint64_t *x, unsigned *at) {
+  if (*x == 0) return 0;
+  unsigned s = (unsigned)__builtin_ctzll(*x);
+  uint64_t rest = ~(*x >> s);
+  unsigned len = rest == 0 ? 64 - s : (unsigned)__builtin_ctzll(rest);
+  *x &= ~span(s, len);
+  *at = s;
+  return len;
 }
 
-/* Put a free run of k >= 2 granules starting at g on its list (pool lock). */
-static void run_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
-  __atomic_store_n(&g->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
-  g->stamp = stamp;
-  for (unsigned i = 1; i < k; i++) chunk_set_state(&g[i], RUN_TAIL);
-  g[k - 1].prev = g;
-  chunk_set_state(g, dirty ? RUN_DIRTY : RUN_CLEAN);
-  slab_t **head = dirty ? &run_dirty[k] : &run_clean[k];
-  g->prev = NULL;
-  g->next = *head;
-  if (*head) (*head)->prev = g;
-  *head = g;
-  if (dirty) add(&chunk_n_run_dirty, k);
+static unsigned longest(uint64_t x) {
+  unsigned best = 0, at, len;
+  while ((len = range_next(&x, &at)) != 0)
+    if (len > best) best = len;
+  return best;
 }
 
-/* Take the free run at g off its list (pool lock). */
-static void run_unlink(slab_t *g) {
-  bool dirty = chunk_state(g) == RUN_DIRTY;
-  unsigned k = g->cls;
-  if (g->prev) g->prev->next = g->next;
-  else if (dirty) run_dirty[k] = g->next;
-  else run_clean[k] = g->next;
-  if (g->next) g->next->prev = g->prev;
-  if (dirty) sub(&chunk_n_run_dirty, k);
+/* The start of the shortest free range of cm of at least k granules (the
+ * lowest of equals); cm has one. */
+static unsigned best_fit(const chunk_t *cm, unsigned k) {
+  uint64_t x = cm->free;
+  unsigned best = 0, best_len = 65, at, len;
+  while ((len = range_next(&x, &at)) != 0)
+    if (len >= k && len < best_len) best = at, best_len = len;
+  return best;
 }
 
-/* Put the k free granules at g back as a single or a run (pool lock). */
-static void free_push(slab_t *g, unsigned k, bool dirty, uint32_t stamp) {
-  if (k >= 2) run_push(g, k, dirty, stamp);
-  else if (dirty) dirty_push(g, stamp);
-  else clean_push(g);
-}
-
-static void clean_push(slab_t *g) {
-  chunk_set_state(g, G_CLEAN);
-  g->next = clean_head;
-  clean_head = g;
-}
-
-/* A free run of at least k granules, dirty or clean, the shortest that
- * fits; the rest goes back as a shorter run (or a single).  Pool lock. */
-static slab_t *run_take(unsigned k, bool dirty, bool *zero) {
-  slab_t **lists = dirty ? run_dirty : run_clean;
-  for (unsigned j = k < 2 ? 2 : k; j < RUN_LISTS; j++) {
-    slab_t *g = lists[j];
-    if (g == NULL) continue;
-    run_unlink(g);
-    if (j > k) free_push(&g[k], j - k, dirty, g->stamp);
-    *zero = !dirty;
-    return g;
+/* Put cm on the list of its pool that its longest free range says (pool
+ * lock): after every change of its free mask. */
+static void relist(chunk_t *cm) {
+  pool_t *p = &pools[cm->kind];
+  unsigned L = cm->gone ? 0 : longest(cm->free);
+  if (L == cm->longest) return;
+  if (cm->longest != 0) {
+    if (cm->fprev) cm->fprev->fnext = cm->fnext;
+    else if ((p->fit[cm->longest] = cm->fnext) == NULL) p->lists &= ~((uint64_t)1 << (cm->longest - 1));
+    if (cm->fnext) cm->fnext->fprev = cm->fprev;
   }
-  return NULL;
-}
-
-/* k >= 2 dirty singles side by side in one chunk, taken off the dirty
- * list as a run, or NULL (pool lock).  Freed slabs and one-granule runs
- * stay singles (slabs take them first), so a heap whose large blocks grow
- * from one granule to two or more would otherwise fault in fresh granules
- * while resident free ones wait beside each other.  The newest
- * SMP_DIRTY_SCAN singles are looked at, each as a member of a group:
- * the walk from it goes back to the group's first granule, then forward. */
-static slab_t *dirty_group(unsigned k) {
-  unsigned seen = 0;
-  for (slab_t *g = dirty_head; g != NULL && seen < SMP_DIRTY_SCAN; g = g->next, seen++) {
-    slab_t *desc = g->chunk->desc, *first = g, *end;
-    while (first > desc && g - first < (ptrdiff_t)k - 1 && chunk_state(first - 1) == G_DIRTY) first--;
-    if (first + k > desc + SMP_CHUNK_SLABS) continue;
-    end = g + 1;
-    while (end < first + k && chunk_state(end) == G_DIRTY) end++;
-    if (end < first + k) continue;
-    for (slab_t *x = first; x < end; x++) dirty_unlink(x);
-    return first;
+  cm->longest = (uint8_t)L;
+  cm->fprev = NULL;
+  if (L != 0) {
+    if ((cm->fnext = p->fit[L]) != NULL) cm->fnext->fprev = cm;
+    p->fit[L] = cm;
+    p->lists |= (uint64_t)1 << (L - 1);
   }
-  return NULL;
 }
 
-/* Bytes of cursor c's chunk not carved yet (pool lock). */
-static uintptr_t carve_room(const carve_t *c) { return track_reveal(c->end) - track_reveal(c->next); }
-
-static void chunk_install(carve_t *c, chunk_t *cm);
-
-/* Carve k granules from cursor c's chunk, or its spare, or NULL (pool
- * lock). */
-static slab_t *carve(carve_t *c, unsigned k) {
-  if (carve_room(c) < (uintptr_t)k * SMP_SLAB_SIZE) {
-    chunk_t *spare = c->spare;
-    if (spare == NULL) return NULL;
-    c->spare = NULL;
-    chunk_install(c, spare);
-  }
-  uintptr_t next = track_reveal(c->next);
-  slab_t *g = &c->chunk->desc[(next - (track_reveal(c->end) - SMP_CHUNK_SIZE)) / SMP_SLAB_SIZE];
-  c->next = track_conceal(next + (uintptr_t)k * SMP_SLAB_SIZE);
-  return g;
+/* The chunk of pool p with the shortest longest free range of at least k
+ * granules, or NULL (pool lock). */
+static chunk_t *pool_fit(const pool_t *p, unsigned k) {
+  uint64_t l = p->lists >> (k - 1);
+  return l == 0 ? NULL : p->fit[k + (unsigned)__builtin_ctzll(l)];
 }
 
-bool chunk_dear(void) {
-  unsigned ns = options.fault_ns ? options.fault_ns : os_touch_ns();
-  return ns >= SMP_DEAR_TOUCH_NS;
+/* Take the free granules m of cm out of the pool (pool lock); returns how
+ * many of them were dirty. */
+static unsigned pool_remove(chunk_t *cm, uint64_t m) {
+  unsigned d = (unsigned)__builtin_popcountll(cm->dirty & m);
+  cm->free &= ~m;
+  cm->dirty &= ~m;
+  sub(&chunk_n_dirty, d);
+  relist(cm);
+  return d;
 }
 
 bool chunk_huge_pays(void) {
@@ -230,42 +165,26 @@ bool chunk_huge_pays(void) {
   return huge == 0 || small == 0 || huge <= small;
 }
 
-/* Is there a dense chunk to carve from, or could there be one? */
+bool chunk_dear(void) {
+  unsigned ns = options.fault_ns ? options.fault_ns : os_touch_ns();
+  return ns >= SMP_DEAR_TOUCH_NS;
+}
+
+/* Can a chunk be dense (advised for huge pages)? */
 static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0 && chunk_huge_pays(); }
 
 slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
-  slab_t *g = NULL;
+  dense = dense && dense_usable();
   lock_take(&pool_lock);
-  if (k == 1) {
-    /* Resident first (a dirty single, then a granule split off a dirty
-     * run: no page faults); for a dense slab, the dense chunk (or NULL, to
-     * map one); then clean, fresh, and last a granule of a clean run
-     * (longer runs are kept for large blocks). */
-    if ((g = dirty_head) != NULL) {
-      dirty_unlink(g);
-      *zero = false;
-    } else if ((g = run_take(1, true, zero)) != NULL) {
-    } else if (dense && dense_usable()) {
-      if ((g = carve(&carves[CARVE_DENSE], 1)) != NULL) *zero = true;
-    } else if ((g = clean_head) != NULL) {
-      clean_head = g->next;
-      *zero = true;
-    } else if ((g = carve(&carves[CARVE_SPARSE], 1)) != NULL) {
-      *zero = true;
-    } else {
-      g = run_take(1, false, zero);
-    }
-  } else if ((g = run_take(k, true, zero)) != NULL) {
-  } else if ((g = dirty_group(k)) != NULL) {
-    *zero = false;
-  } else if ((g = run_take(k, false, zero)) == NULL &&
-             (g = carve(&carves[dense && dense_usable() ? CARVE_DENSE : CARVE_SPARSE], k)) != NULL) {
-    *zero = true;
-  }
-  if (g != NULL) {
-    for (unsigned i = 1; i < k; i++) {
-      chunk_set_state(&g[i], RUN_TAIL);
-      g[i].prev = g;
+  chunk_t *cm = pool_fit(&pools[dense], k);
+  slab_t *g = NULL;
+  if (cm != NULL) {
+    unsigned i = best_fit(cm, k);
+    *zero = pool_remove(cm, span(i, k)) == 0;
+    g = &cm->desc[i];
+    for (unsigned j = 1; j < k; j++) {
+      chunk_set_state(&g[j], RUN_TAIL);
+      g[j].prev = g;
     }
     chunk_set_state(g, G_FRESH);
     g->next = g->prev = NULL;
@@ -277,36 +196,18 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
 
 void chunk_put(slab_t *g, unsigned k) {
   uint32_t now = os_now_ms();
+  chunk_t *cm = g->chunk;
+  unsigned i = (unsigned)(g - cm->desc);
   lock_take(&pool_lock);
-  sub(&chunk_n_active, k);
-  if (k >= 2) {
-    /* A run merges with the free dirty runs right before and after it in
-     * its chunk, so that large blocks freed side by side serve a larger
-     * one later instead of being purged unused.  Dirty singles are left
-     * alone: they are what new slabs take first (absorbing them made
-     * mstress's peak RSS 5 % larger). */
-    chunk_t *cm = g->chunk;
-    unsigned i = (unsigned)(g - cm->desc);
-    if (i + k < SMP_CHUNK_SLABS) {
-      slab_t *r = g + k;
-      if (chunk_state(r) == RUN_DIRTY) {
-        run_unlink(r);
-        k += r->cls;
-      }
-    }
-    if (i > 0) {
-      /* A tail's prev (its head) is the pool lock's; a slab's is its
-       * slot's, so it is read only once l is known to be a tail. */
-      slab_t *l = g - 1, *h;
-      if (chunk_state(l) == RUN_TAIL && (h = l->prev) != NULL && h >= cm->desc && h < l &&
-                 chunk_state(h) == RUN_DIRTY && h + h->cls == g) {
-        run_unlink(h);
-        k += h->cls;
-        g = h;
-      }
-    }
+  for (unsigned j = 0; j < k; j++) {
+    g[j].stamp = now;
+    chunk_set_state(&g[j], G_FREE);
   }
-  free_push(g, k, true, now);
+  cm->free |= span(i, k);
+  cm->dirty |= span(i, k);
+  add(&chunk_n_dirty, k);
+  sub(&chunk_n_active, k);
+  relist(cm);
   lock_drop(&pool_lock);
 }
 
@@ -314,46 +215,11 @@ bool chunk_extend(slab_t *g, unsigned k, unsigned want) {
   chunk_t *cm = g->chunk;
   unsigned i = (unsigned)(g - cm->desc);
   if (want <= k || i + want > SMP_CHUNK_SLABS) return false;
+  uint64_t m = span(i + k, want - k);
   lock_take(&pool_lock);
-  /* First see whether the granules after the run are free (dirty singles,
-   * free runs, or the uncarved space of a chunk being carved), then take
-   * them: nothing changes unless all of them are there. */
-  unsigned have = k;
-  carve_t *c = NULL;
-  while (have < want) {
-    slab_t *r = g + have;
-    unsigned s = chunk_state(r);
-    if (s == G_DIRTY) {
-      have += 1;
-    } else if (s == RUN_DIRTY || s == RUN_CLEAN) {
-      have += r->cls;
-    } else if (s == G_FRESH) {
-      for (unsigned j = 0; j < 2 && c == NULL; j++)
-        if (carves[j].chunk == cm && track_reveal(carves[j].next) == chunk_base(r)) c = &carves[j];
-      if (c == NULL) break;
-      have += (unsigned)(carve_room(c) / SMP_SLAB_SIZE);
-      break; /* the rest of the chunk is uncarved */
-    } else {
-      break;
-    }
-  }
-  bool ok = have >= want;
-  for (unsigned at = k; ok && at < want;) {
-    slab_t *r = g + at;
-    unsigned s = chunk_state(r), n = 1;
-    if (s == G_DIRTY) {
-      dirty_unlink(r);
-    } else if (s == RUN_DIRTY || s == RUN_CLEAN) {
-      n = r->cls;
-      run_unlink(r);
-      if (at + n > want) free_push(r + (want - at), at + n - want, s == RUN_DIRTY, r->stamp);
-    } else { /* the carve cursor */
-      n = want - at;
-      carve(c, n);
-    }
-    at += n;
-  }
+  bool ok = (cm->free & m) == m;
   if (ok) {
+    pool_remove(cm, m);
     for (unsigned j = k; j < want; j++) {
       chunk_set_state(&g[j], RUN_TAIL);
       g[j].prev = g;
@@ -482,115 +348,71 @@ static chunk_t *chunk_map(bool dense) {
   return cm;
 }
 
-/* Make cm the chunk cursor c carves from (pool lock).  What is left of its
- * previous chunk (less than a request of several granules took) joins the
- * pool as clean singles. */
-static void chunk_install(carve_t *c, chunk_t *cm) {
-  slab_t *g;
-  while ((g = carve(c, 1)) != NULL) clean_push(g);
-  cm->next = chunks;
-  chunks = cm;
-  c->chunk = cm;
-  c->next = track_conceal(chunk_base(&cm->desc[0]));
-  c->end = track_conceal(chunk_base(&cm->desc[0]) + SMP_CHUNK_SIZE);
-}
-
-/* Huge pages turned out dearer than small ones (chunk_huge_pays) while a
- * dense chunk was being carved: no dense slab or run will be carved any
- * more, so what is left of that chunk, and its spare, go to the pool as
- * clean free runs, advised for small pages, instead of lying idle (the
- * spare's first huge page is resident: it was timed).  The grow lock
- * held, no other.  Returns the longest run made, in granules. */
-static unsigned dense_demote(void) {
-  carve_t *c = &carves[CARVE_DENSE];
-  lock_take(&pool_lock);
-  uintptr_t from = track_reveal(c->next), to = track_reveal(c->end);
-  chunk_t *cm = c->chunk, *spare = c->spare;
-  c->next = c->end; /* out of the cursor: no other thread carves it now */
-  c->spare = NULL;
-  lock_drop(&pool_lock);
-  unsigned k = (unsigned)((to - from) / SMP_SLAB_SIZE);
-  if (k == 0 && spare == NULL) return 0;
-  if (k != 0) os_smallpages((void *)from, to - from);
-  if (spare != NULL) os_smallpages((void *)chunk_base(&spare->desc[0]), SMP_CHUNK_SIZE);
-  lock_take(&pool_lock);
-  if (k != 0) free_push(&cm->desc[SMP_CHUNK_SLABS - k], k, false, 0);
-  if (spare != NULL) {
-    spare->next = chunks;
-    chunks = spare;
-    free_push(&spare->desc[0], SMP_CHUNK_SLABS, false, 0);
-    k = SMP_CHUNK_SLABS;
+/* Huge pages turned out dearer than small ones (chunk_huge_pays): every
+ * dense chunk is advised for small pages and serves the sparse pool from
+ * then on.  The grow lock held, no other (once a process: no dense chunk
+ * is made after). */
+static void dense_demote(void) {
+  for (chunk_t *cm = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); cm != NULL; cm = cm->next) {
+    if (cm->kind != CARVE_DENSE) continue;
+    os_smallpages((void *)chunk_base(&cm->desc[0]), SMP_CHUNK_SIZE);
+    lock_take(&pool_lock);
+    uint64_t f = cm->free;
+    cm->free = 0;
+    relist(cm); /* off the dense pool's lists */
+    cm->kind = CARVE_SPARSE;
+    cm->free = f;
+    relist(cm);
+    lock_drop(&pool_lock);
   }
-  lock_drop(&pool_lock);
-  return k;
 }
 
 bool chunk_grow(unsigned k, bool dense) {
   dense = dense && dense_usable();
-  carve_t *c = &carves[dense ? CARVE_DENSE : CARVE_SPARSE];
   /* One thread maps at a time: threads that ran out together would each
-   * map a chunk, and all but the last would be left to the pool. */
+   * map a chunk, and all but the last would sit in the pool. */
   lock_take(&grow_lock);
-  bool demote = !dense && options.hugepages == 1 && os_huge_size() != 0 && !chunk_huge_pays();
-  unsigned demoted = demote ? dense_demote() : 0;
+  static bool demoted; /* grow lock */
+  if (!dense && !demoted && options.hugepages == 1 && os_huge_size() != 0 && !chunk_huge_pays()) {
+    dense_demote();
+    demoted = true;
+  }
   lock_take(&pool_lock);
-  bool room = carve_room(c) >= (uintptr_t)k * SMP_SLAB_SIZE || c->spare != NULL || demoted >= k ||
-              (k == 1 && (dirty_head != NULL || (!dense && clean_head != NULL)));
+  bool room = pool_fit(&pools[dense], k) != NULL; /* another thread grew it meanwhile */
   lock_drop(&pool_lock);
-  chunk_t *cm = room ? NULL : chunk_map(dense); /* room: another thread grew it meanwhile */
-  lock_drop(&grow_lock);
+  chunk_t *cm = room ? NULL : chunk_map(dense);
   if (cm != NULL) {
     /* The first dense chunks' first huge page, faulted in now and timed
      * (chunk_huge_pays; config.h, SMP_HUGE_TIMED): the program's first
-     * write to the chunk would fault it in whole anyway, and a dense chunk
-     * is carved up before the next (but a chunk that turns out to be the
-     * spare holds its page until it is carved: two threads that run out
-     * at once hold two huge pages; docs/design.md, "The last gaps on 2
-     * CPUs").  With no lock held: no other thread
-     * can reach the chunk yet, so the timing is the fault's alone, and a
-     * thread that runs out meanwhile maps a chunk of its own instead of
-     * waiting up to a huge page's first touch (config.h). */
+     * write to the chunk would fault it in whole anyway.  No other thread
+     * can reach the chunk yet, so the timing is the fault's alone. */
     if (cm->huge && options.hugepages == 1) os_populate_huge((void *)chunk_base(&cm->desc[0]), os_huge_size());
     lock_take(&pool_lock);
-    if (carve_room(c) != 0 && c->spare == NULL)
-      c->spare = cm; /* another thread grew the cursor meanwhile: ours is next */
-    else
-      chunk_install(c, cm);
+    cm->kind = dense ? CARVE_DENSE : CARVE_SPARSE;
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) chunk_set_state(&cm->desc[i], G_FREE);
+    cm->free = ~(uint64_t)0; /* clean: fresh pages read as zero */
+    cm->next = chunks;
+    __atomic_store_n(&chunks, cm, __ATOMIC_RELEASE);
+    relist(cm);
     lock_drop(&pool_lock);
   }
+  lock_drop(&grow_lock);
   return room || cm != NULL;
 }
 
 /* ---- returning pages ------------------------------------------------------ */
 
-/* A run of neighbouring granules being purged: one system call. */
-typedef struct {
-  slab_t *first;
-  unsigned n;
-} range_t;
-
-static bool pooled(const slab_t *g) {
-  unsigned s = chunk_state(g);
-  return s == G_CLEAN || s == G_PURGING || s == G_DIRTY;
-}
-
-/* The bitmap pages of granules [first, first + n) whose granules are all
- * pooled with their pages gone (clean or being purged) go back too: the
- * bitmaps of a purged heap cost no memory.  No lock held: a racing reuse
- * rewrites its bitmap after taking the granule, and a page given back
- * reads as zero, so at worst a page stays. */
-static size_t bitmap_purge(slab_t *first, unsigned n) {
-  chunk_t *cm = first->chunk;
+/* The bitmap pages of cm whose granules are all free and clean (or being
+ * purged) go back too, among those that granules [lo, hi) share: the
+ * bitmaps of a purged heap cost no memory.  A racing reuse rewrites its
+ * bitmap after taking the granule, and a page given back reads as zero, so
+ * at worst a page stays.  No lock held. */
+static size_t bitmap_purge(chunk_t *cm, uint64_t idle, unsigned lo, unsigned hi) {
   size_t page = os_page_size(), per = page / sizeof cm->bitmap[0], returned = 0;
-  if (per == 0) return 0;
-  unsigned i0 = (unsigned)(first - cm->desc);
-  for (unsigned g = i0 / per * per; g < i0 + n; g += per) {
-    bool all = true;
-    for (unsigned j = g; j < g + per && j < SMP_CHUNK_SLABS && all; j++) {
-      unsigned s = chunk_state(&cm->desc[j]);
-      all = s == G_CLEAN || s == G_PURGING || s == G_GONE;
-    }
-    if (all) {
+  if (per == 0 || per > 64) return 0;
+  for (unsigned g = lo / per * per; g < hi; g += (unsigned)per) {
+    uint64_t m = span(g, (unsigned)per);
+    if ((idle & m) == m) {
       os_decommit(cm->bitmap[g], page);
       returned += page;
     }
@@ -598,84 +420,51 @@ static size_t bitmap_purge(slab_t *first, unsigned n) {
   return returned;
 }
 
-/* Pick dirty singles to purge, chunk by chunk in address order, so that
- * neighbours merge into one range (one madvise, one TLB shootdown, however
- * the granules were freed), until `floor` dirty singles are left; with
- * aged, only those that waited delay ms.  Pool lock held; returns the
- * number of ranges filled. */
-static unsigned purge_pick(size_t floor, bool aged, uint32_t now, uint32_t delay, range_t *r) {
-  size_t count = chunk_dirty_singles();
-  unsigned nr = 0;
-  for (chunk_t *cm = chunks; cm != NULL && count > floor; cm = cm->next) {
-    for (unsigned i = 0; i < SMP_CHUNK_SLABS && count > floor; i++) {
-      slab_t *g = &cm->desc[i];
-      if (chunk_state(g) != G_DIRTY) continue;
-      if (aged && (uint32_t)(now - g->stamp) < delay) continue;
-      if (nr > 0 && r[nr - 1].first + r[nr - 1].n == g) {
-        r[nr - 1].n++;
-      } else {
-        if (nr == SMP_PURGE_RANGES) return nr;
-        r[nr].first = g;
-        r[nr].n = 1;
-        nr++;
-      }
-      dirty_unlink(g);
-      chunk_set_state(g, G_PURGING);
-      count--;
-    }
+/* Dirty granules of cm at least delay ms old, at most budget of them, in
+ * address order (pool lock). */
+static uint64_t purge_pick(const chunk_t *cm, uint32_t now, uint32_t delay, size_t budget) {
+  uint64_t pick = 0, x = cm->dirty;
+  while (x != 0 && budget > 0) {
+    unsigned i = (unsigned)__builtin_ctzll(x);
+    x &= x - 1;
+    if ((uint32_t)(now - cm->desc[i].stamp) < delay) continue;
+    pick |= (uint64_t)1 << i;
+    budget--;
   }
-  return nr;
+  return pick;
 }
 
-size_t chunk_purge(size_t floor, bool aged, uint32_t now, uint32_t delay) {
-  range_t r[SMP_PURGE_RANGES];
+size_t chunk_purge(size_t floor, uint32_t now, uint32_t delay) {
   size_t returned = 0;
-  for (;;) {
+  for (chunk_t *cm = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); cm != NULL; cm = cm->next) {
+    size_t n = chunk_dirty();
+    if (n <= floor) break;
+    if (__atomic_load_n(&cm->dirty, __ATOMIC_RELAXED) == 0) continue; /* a hint: rechecked locked */
     lock_take(&pool_lock);
-    unsigned nr = purge_pick(floor, aged, now, delay, r);
+    uint64_t pick = purge_pick(cm, now, delay, n - floor);
+    if (pick != 0) {
+      pool_remove(cm, pick);
+      cm->purging |= pick;
+    }
     lock_drop(&pool_lock);
-    if (nr == 0) break;
-    for (unsigned i = 0; i < nr; i++) {
-      os_decommit((void *)chunk_base(r[i].first), (size_t)r[i].n * SMP_SLAB_SIZE);
-      returned += (size_t)r[i].n * SMP_SLAB_SIZE;
+    if (pick == 0) continue;
+    /* Neighbours go back with one system call. */
+    uint64_t x = pick;
+    unsigned at, len, lo = 64, hi = 0;
+    while ((len = range_next(&x, &at)) != 0) {
+      os_decommit((void *)chunk_base(&cm->desc[at]), (size_t)len * SMP_SLAB_SIZE);
+      returned += (size_t)len * SMP_SLAB_SIZE;
+      if (at < lo) lo = at;
+      hi = at + len;
     }
     lock_take(&pool_lock);
-    for (unsigned i = 0; i < nr; i++)
-      for (unsigned j = 0; j < r[i].n; j++) clean_push(r[i].first + j);
+    cm->purging &= ~pick;
+    cm->free |= pick; /* clean */
+    relist(cm);
+    uint64_t idle = cm->free & ~cm->dirty;
     lock_drop(&pool_lock);
-    for (unsigned i = 0; i < nr; i++) returned += bitmap_purge(r[i].first, r[i].n);
-    if (nr < SMP_PURGE_RANGES) break;
+    returned += bitmap_purge(cm, idle, lo, hi);
   }
-  return returned;
-}
-
-size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay) {
-  if (chunk_dirty_runs() == 0) return 0;
-  slab_t *batch = NULL;
-  size_t returned = 0;
-  lock_take(&pool_lock);
-  for (unsigned k = 2; k < RUN_LISTS; k++)
-    for (slab_t *g = run_dirty[k], *next; g != NULL; g = next) {
-      next = g->next;
-      if (all || (uint32_t)(now - g->stamp) >= delay) {
-        run_unlink(g);
-        chunk_set_state(g, RUN_PURGING);
-        g->next = batch;
-        batch = g;
-      }
-    }
-  lock_drop(&pool_lock);
-  for (slab_t *g = batch; g != NULL; g = g->next) {
-    os_decommit((void *)chunk_base(g), (size_t)g->cls << SMP_SLAB_SHIFT);
-    returned += (size_t)g->cls << SMP_SLAB_SHIFT;
-  }
-  lock_take(&pool_lock);
-  while (batch != NULL) {
-    slab_t *g = batch;
-    batch = g->next;
-    run_push(g, g->cls, false, g->stamp);
-  }
-  lock_drop(&pool_lock);
   return returned;
 }
 
@@ -686,25 +475,15 @@ size_t chunk_unmap_free(void) {
   unsigned n = 0;
   lock_take(&pool_lock);
   for (chunk_t *cm = chunks; cm != NULL && n < 16; cm = cm->next) {
-    if (cm == carves[CARVE_SPARSE].chunk || cm == carves[CARVE_DENSE].chunk) continue; /* being carved */
-    bool all = true;
-    for (unsigned i = 0; i < SMP_CHUNK_SLABS && all; i++) all = pooled(&cm->desc[i]);
-    if (!all) continue;
-    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
-      if (chunk_state(&cm->desc[i]) == G_DIRTY) dirty_unlink(&cm->desc[i]);
-      chunk_set_state(&cm->desc[i], G_GONE);
-    }
+    if (cm->gone || cm->free != ~(uint64_t)0) continue;
+    pool_remove(cm, ~(uint64_t)0);
+    cm->gone = true;
+    relist(cm);
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) chunk_set_state(&cm->desc[i], G_GONE);
     gone[n++] = chunk_base(&cm->desc[0]);
   }
-  if (n > 0) { /* drop the gone granules from the clean list */
-    slab_t **link = &clean_head;
-    while (*link != NULL) {
-      if (chunk_state(*link) == G_GONE) *link = (*link)->next;
-      else link = &(*link)->next;
-    }
-  }
   lock_drop(&pool_lock);
-  /* The metadata stays (G_GONE, never reused): 72 KiB of address space per
+  /* The metadata stays (gone, never reused): 72 KiB of address space per
    * chunk, its pages mostly returned with the bitmaps. */
   for (unsigned i = 0; i < n; i++) os_unmap((void *)gone[i], SMP_CHUNK_SIZE);
   return (size_t)n * SMP_CHUNK_SIZE;
@@ -720,12 +499,15 @@ void chunk_walk(void (*fn)(const slab_t *g, void *arg), void *arg) {
 }
 
 void chunk_pool_counts(size_t *dirty, size_t *clean) {
+  size_t d = 0, c = 0;
   lock_take(&pool_lock);
-  size_t c = 0;
-  for (slab_t *g = clean_head; g != NULL; g = g->next) c++;
-  *dirty = chunk_dirty_singles();
-  *clean = c;
+  for (chunk_t *cm = chunks; cm != NULL; cm = cm->next) {
+    d += (size_t)__builtin_popcountll(cm->dirty);
+    c += (size_t)__builtin_popcountll(cm->free & ~cm->dirty);
+  }
   lock_drop(&pool_lock);
+  *dirty = d;
+  *clean = c;
 }
 
 void chunk_fork_prepare(void) {

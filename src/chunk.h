@@ -10,18 +10,19 @@
  * (chunk_t), out of band in a guarded metadata region: no allocator state
  * is ever next to a user block.
  *
- * A free granule is in the pool: "dirty" (its pages still resident) until
+ * A free granule is in the pool: "dirty" (its pages may be resident) until
  * the purge policy (purge.c) returns its pages, then "clean".  Runs of k
  * contiguous granules (large blocks up to SMP_RUN_MAX) come from the same
- * chunks and pool; a freed run merges with the free dirty runs next to it,
- * and a run in use can grow into the free granules after it.  chunk_take
- * prefers dirty granules (no page faults), then clean ones, then fresh
- * chunk space.
+ * chunks and pool.  The pool keeps each chunk's free granules as a bit
+ * mask, so free neighbours form one range whatever their pages' state, and
+ * a request takes the best-fitting range (chunk.c); a run in use can grow
+ * into the free granules after it.
  *
- * Locking: the pool lock guards the pool lists and the state of pooled
- * descriptors; it is taken alone, or under a slot lock.  No system call is
- * made under it: pages are returned with no lock held, and chunks mapped
- * under the grow lock only, which guards nothing else.
+ * Locking: the pool lock guards the pool (every chunk's masks and list
+ * links) and the state of pooled descriptors; it is taken alone, or under
+ * a slot lock.  No system call is made under it: pages are returned with
+ * no lock held, and chunks mapped under the grow lock only, which guards
+ * nothing else.
  */
 #ifndef SMP_CHUNK_H
 #define SMP_CHUNK_H
@@ -31,22 +32,17 @@
 #include "track.h"
 
 /* One state per granule descriptor, in one field.  Who may change it:
- *   G_FRESH                  never carved yet (the chunk's bump space)
+ *   G_FRESH                  just taken from the pool, or a chunk not yet in it
  *   SLAB_CUR / _PARTIAL / _FULL
  *                            a slab of a size class: its owner slot's lock
- *   G_DIRTY, G_CLEAN, G_PURGING, G_GONE
- *                            a pooled single granule: the pool lock
+ *   G_FREE, G_GONE           in the pool; of a chunk unmapped: the pool lock
  *   RUN_USED                 the head of a run handed out: its user
- *   RUN_DIRTY, RUN_CLEAN, RUN_PURGING
- *                            the head of a free run: the pool lock
  *   RUN_TAIL                 a granule inside a run (its head speaks for it)
  * Walks under the pool lock (purge, unmapping chunks, statistics) read it
  * with relaxed atomics; the pool states they act on change only under that
  * lock. */
 enum {
-  G_FRESH = 0, SLAB_CUR, SLAB_PARTIAL, SLAB_FULL,
-  G_DIRTY, G_CLEAN, G_PURGING, G_GONE,
-  RUN_USED, RUN_DIRTY, RUN_CLEAN, RUN_PURGING, RUN_TAIL
+  G_FRESH = 0, SLAB_CUR, SLAB_PARTIAL, SLAB_FULL, G_FREE, G_GONE, RUN_USED, RUN_TAIL
 };
 
 typedef struct slab_s slab_t;
@@ -87,17 +83,30 @@ struct slab_s {
   uint32_t high_off;  /* past the last block ever handed out (a multiple
                          of the size) */
   uint32_t stamp;     /* ms clock when it entered the pool */
-  slab_t *next, *prev; /* a slot's partial list, or a pool list */
+  slab_t *next, *prev; /* a slot's partial list; a run tail's prev: its head */
   uint64_t word;
 };
 
 #define SMP_BITMAP_WORDS (SMP_SLAB_SIZE / 8 / 64) /* a bit per 8-byte block */
 
+/* A chunk's pool state, bit i for granule i, under the pool lock:
+ *     free & purging == 0,   dirty is a subset of free,
+ *     chunk_n_dirty == sum of |dirty| over all chunks,
+ *     longest == the longest range of set bits in free (0 once gone),
+ * and a granule is in use (a slab or part of a run) exactly when its bit
+ * is clear in free and in purging. */
 struct chunk_s {
   uint64_t bitmap[SMP_CHUNK_SLABS][SMP_BITMAP_WORDS]; /* first: page-aligned */
   slab_t desc[SMP_CHUNK_SLABS];
-  chunk_t *next;
-  bool huge; /* advised for transparent huge pages (a dense chunk) */
+  chunk_t *next;          /* every chunk, newest first (constant once set) */
+  uint64_t free;          /* granules in the pool */
+  uint64_t dirty;         /* of those, the ones whose pages may be resident */
+  uint64_t purging;       /* out of the pool while their pages go back */
+  chunk_t *fnext, *fprev; /* its pool's list of chunks of the same longest */
+  uint8_t longest;        /* its longest free range, granules: its list */
+  uint8_t kind;           /* the pool it serves: sparse 0, dense 1 */
+  bool gone;              /* unmapped (chunk_unmap_free); never reused */
+  bool huge;              /* advised for transparent huge pages (a dense chunk) */
 };
 
 /* The granule's address.  The descriptor keeps it concealed (track.h): in
@@ -117,13 +126,12 @@ static inline void chunk_set_state(slab_t *g, unsigned s) {
  * size.  NULL when out of memory.  May map (no lock may be held). */
 SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
 
-/* k contiguous free granules (1 <= k <= SMP_CHUNK_SLABS) from the pool or a
- * chunk being carved, out of the pool (state G_FRESH for the caller to
- * set); *zero tells whether their memory is known to be zero.  dense: a
- * slab that will be filled, or a run of a big heap, carved from a chunk
- * advised for huge pages when no resident granule (a single for a slab, a
- * free run for a run) is pooled.  Never makes a system call:
- * NULL when none is at hand (call chunk_grow with the same k and dense). */
+/* k contiguous free granules (1 <= k <= SMP_CHUNK_SLABS) from the pool,
+ * out of it (state G_FRESH for the caller to set), the best fit; *zero
+ * tells whether their memory is known to be zero (no page of them
+ * resident).  dense: a slab that will be filled, or a run written whole,
+ * from a chunk advised for huge pages.  Never makes a system call: NULL
+ * when none is at hand (call chunk_grow with the same k and dense). */
 SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
 /* Is a page's first touch dear on this machine (SMPALLOC_FAULT_NS, else
  * os_touch_ns; config.h: SMP_DEAR_TOUCH_NS)?  Then busy classes and runs
@@ -153,27 +161,16 @@ SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);
  * unchanged) when they are not all free. */
 SMP_HIDDEN bool chunk_extend(slab_t *g, unsigned k, unsigned want);
 
-/* For the purge policy: granules in use (slabs and runs); dirty granules;
- * the stamp of the oldest dirty single granule (valid when
- * chunk_dirty_singles() > 0). */
-SMP_HIDDEN extern _Atomic size_t chunk_n_active, chunk_n_dirty, chunk_n_run_dirty;
+/* For the purge policy: granules in use (slabs and runs), and free
+ * granules whose pages may be resident. */
+SMP_HIDDEN extern _Atomic size_t chunk_n_active, chunk_n_dirty;
 static inline size_t chunk_active(void) { return atomic_load_explicit(&chunk_n_active, memory_order_relaxed); }
-static inline size_t chunk_dirty_singles(void) {
-  return atomic_load_explicit(&chunk_n_dirty, memory_order_relaxed);
-}
-static inline size_t chunk_dirty_runs(void) {
-  return atomic_load_explicit(&chunk_n_run_dirty, memory_order_relaxed);
-}
-static inline size_t chunk_dirty(void) { return chunk_dirty_singles() + chunk_dirty_runs(); }
-SMP_HIDDEN uint32_t chunk_dirty_oldest(void);
-/* Return the pages of dirty single granules until at most floor dirty
- * granules are left (only those at least delay ms old, with aged), in
- * address order so that neighbours merge into one system call; the bitmap
- * pages of slabs whose pages all went back go too.  No lock may be held.
- * Returns the bytes returned. */
-SMP_HIDDEN size_t chunk_purge(size_t floor, bool aged, uint32_t now, uint32_t delay);
-/* The same for free runs: all, or those at least delay ms old. */
-SMP_HIDDEN size_t chunk_purge_runs(bool all, uint32_t now, uint32_t delay);
+static inline size_t chunk_dirty(void) { return atomic_load_explicit(&chunk_n_dirty, memory_order_relaxed); }
+/* Return the pages of dirty granules at least delay ms old (0: any) until
+ * at most floor dirty granules are left, chunk by chunk, neighbours with
+ * one system call; the bitmap pages of granules whose pages all went back
+ * go too.  No lock may be held.  Returns the bytes returned. */
+SMP_HIDDEN size_t chunk_purge(size_t floor, uint32_t now, uint32_t delay);
 /* Out of address space: unmap every chunk whose granules are all in the
  * pool.  No lock may be held.  Returns the bytes unmapped. */
 SMP_HIDDEN size_t chunk_unmap_free(void);

@@ -287,6 +287,17 @@
 #define SMP_HUGE_HEAP 256u
 #endif
 
+/* Runs are dense (huge pages) only while probes show the program writing
+ * more than half of their pages (large.c): one run allocation in this many
+ * is a probe, measured when freed; the counts of pages probed halve past
+ * SMP_RUN_PROBE_PAGES (and a quarter of it makes a verdict). */
+#ifndef SMP_RUN_PROBE_EVERY
+#define SMP_RUN_PROBE_EVERY 16u
+#endif
+#ifndef SMP_RUN_PROBE_PAGES
+#define SMP_RUN_PROBE_PAGES 4096u
+#endif
+
 /* Chunks are carved from reservations of address space (os_reserve), one
  * for sparse chunks and one for dense ones, so that a new chunk costs no
  * system call (chunk.c, chunk_map): the first of a kind is of this many

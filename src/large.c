@@ -46,28 +46,66 @@ size_t large_size(pagemap_entry_t e) {
 
 /* ---- runs ------------------------------------------------------------------ */
 
-/* A run of k granules; dense (from chunks of huge pages, chunk.h) once the
- * heap holds SMP_HUGE_HEAP granules, as slabs are.  (realloc-grow, arrays
- * of up to 96 KiB grown with realloc: 11,400 page faults -> 3,100 and 0.86
- * -> 0.47x glibc's wall, but 1.24 -> 1.48x its peak RSS: a run's unused
- * tail, up to a granule, is resident in a huge page.  With huge pages for
- * runs from 2 MiB of large blocks on, small heaps paid that too.) */
+/* Runs are dense (from chunks of huge pages, chunk.h) only where the
+ * program is seen to write them whole, and once the heap holds
+ * SMP_HUGE_HEAP granules: a huge page faults in 2 MiB where a program may
+ * touch one page of a block.  Seen on probes: a run taken from sparse
+ * memory whose pages were all clean, measured (its resident pages,
+ * os_resident: a system call, made with no lock held) when the next probe
+ * is taken, or when it is freed if that comes first: by then the program
+ * has had it.  Every run is a probe until SMP_RUN_PROBE_PAGES / 32 pages
+ * were measured, then one in SMP_RUN_PROBE_EVERY.  The counts halve past
+ * SMP_RUN_PROBE_PAGES, so a program that changes how it writes changes
+ * the verdict.  Runs are dense while more than half of the probed pages
+ * were resident. */
+static _Atomic uint32_t probe_pages, probe_resident, probe_tick;
+static _Atomic(slab_t *) probe_last; /* the last probe, not measured yet */
+
+static bool large_runs_dense(void) {
+  uint32_t seen = atomic_load_explicit(&probe_pages, memory_order_relaxed);
+  return seen >= SMP_RUN_PROBE_PAGES / 32 &&
+         2 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > seen;
+}
+
+/* Count the pages of the probe run, once (its flag, cleared here, says it
+ * is not counted yet).  A run that changed hands meanwhile is skipped: the
+ * descriptor is read racily, as a hint. */
+static void large_probe_count(slab_t *run) {
+  if (!__atomic_exchange_n(&run->untouched, 0, __ATOMIC_RELAXED) || chunk_state(run) != RUN_USED) return;
+  size_t bytes = (size_t)__atomic_load_n(&run->cls, __ATOMIC_RELAXED) << SMP_SLAB_SHIFT;
+  size_t got = os_resident((void *)chunk_base(run), bytes);
+  if (got == SIZE_MAX) return;
+  uint32_t seen = atomic_load_explicit(&probe_pages, memory_order_relaxed) + (uint32_t)(bytes / os_page_size());
+  uint32_t res = atomic_load_explicit(&probe_resident, memory_order_relaxed) + (uint32_t)got;
+  if (seen > SMP_RUN_PROBE_PAGES) seen /= 2, res /= 2;
+  atomic_store_explicit(&probe_pages, seen, memory_order_relaxed); /* a hint: races lose a sample */
+  atomic_store_explicit(&probe_resident, res, memory_order_relaxed);
+}
+
 static void *large_run_alloc(unsigned k, bool *zeroed) {
-  bool dense = options.hugepages == 2 || chunk_active() >= SMP_HUGE_HEAP;
+  bool probe = k >= 2 && (atomic_load_explicit(&probe_pages, memory_order_relaxed) < SMP_RUN_PROBE_PAGES / 32 ||
+                          atomic_fetch_add_explicit(&probe_tick, 1, memory_order_relaxed) % SMP_RUN_PROBE_EVERY == 0);
+  bool dense = options.hugepages == 2 || (!probe && chunk_active() >= SMP_HUGE_HEAP && large_runs_dense());
   slab_t *run = chunk_take(k, dense, zeroed);
-  for (int tries = 0; run == NULL && tries < 3; tries++) { /* others may take the room */
+  while (run == NULL) { /* others may take the room first: grow again */
     if (!chunk_grow(k, dense)) return NULL;
     run = chunk_take(k, dense, zeroed);
   }
-  if (run == NULL) return NULL;
   chunk_set_state(run, RUN_USED);
   __atomic_store_n(&run->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
+  probe = probe && *zeroed && !run->chunk->huge;
+  __atomic_store_n(&run->untouched, probe, __ATOMIC_RELAXED);
   pagemap_set(chunk_base(run), pagemap_run(run));
+  if (probe) {
+    slab_t *last = atomic_exchange_explicit(&probe_last, run, memory_order_relaxed);
+    if (last != NULL) large_probe_count(last);
+  }
   return (void *)chunk_base(run);
 }
 
 static void large_run_free(slab_t *run) {
   pagemap_set(chunk_base(run), 0);
+  if (__atomic_load_n(&run->untouched, __ATOMIC_RELAXED)) large_probe_count(run);
   chunk_put(run, run->cls);
 }
 

@@ -18,42 +18,37 @@
 static size_t cap(void) {
   unsigned run = tcache_threads(), slots = slot_count();
   if (run > slots) run = slots;
-  size_t a = chunk_active() / 8, t = options.purge_threshold / SMP_SLAB_SIZE * (run > 3 ? run / 2 : 1);
+  size_t a = chunk_active() / 4, t = options.purge_threshold / SMP_SLAB_SIZE * (run > 3 ? run / 2 : 1);
   return a > t ? a : t;
 }
 
-/* When the free runs were last walked for aged ones (their ages are not
- * kept in order: a walk looks at every run, so at most one per half
- * delay). */
-static _Atomic uint32_t runs_walked;
-
-static bool runs_due(uint32_t now) {
-  return chunk_dirty_runs() > 0 &&
-         (uint32_t)(now - atomic_load_explicit(&runs_walked, memory_order_relaxed)) >=
-             options.purge_delay_ms / 2;
-}
+/* When the dirty granules were last walked for aged ones: a walk looks at
+ * every chunk, so at most one per half delay. */
+static _Atomic uint32_t walked;
 
 void purge_due(void) {
-  size_t n = chunk_dirty(), keep = purge_keep();
-  size_t c = cap();
+  size_t n = chunk_dirty(), keep = purge_keep(), c = cap();
   uint32_t delay = options.purge_delay_ms, now = os_now_ms();
-  bool over = n > c;
-  bool aged = !over && n > keep && chunk_dirty_singles() > 0 &&
-              (uint32_t)(now - chunk_dirty_oldest()) >= delay;
-  if (over || runs_due(now)) {
-    if (!over) atomic_store_explicit(&runs_walked, now, memory_order_relaxed);
-    chunk_purge_runs(over, now, delay);
+  if (n > c) {
+    /* Over the cap: down to half of it, the aged ones first, so that what
+     * the program frees and takes again within the delay stays. */
+    size_t to = c / 2 > keep ? c / 2 : keep;
+    chunk_purge(to, now, delay);
+    if (chunk_dirty() > to) chunk_purge(to, now, delay / 4);
+    if (chunk_dirty() > to) chunk_purge(to, now, 0);
+  } else if (n > keep &&
+             (uint32_t)(now - atomic_load_explicit(&walked, memory_order_relaxed)) >= delay / 2) {
+    atomic_store_explicit(&walked, now, memory_order_relaxed);
+    chunk_purge(keep, now, delay);
   }
-  if (over) chunk_purge(c / 2 > keep ? c / 2 : keep, false, now, delay);
-  else if (aged) chunk_purge(keep, true, now, delay);
-  large_cache_purge(false, now, options.purge_delay_ms);
+  large_cache_purge(false, now, delay);
 }
 
 size_t purge_all(void) {
   uint32_t now = os_now_ms();
   tcache_flush();
   slot_collect();
-  size_t r = chunk_purge_runs(true, now, 0) + chunk_purge(0, false, now, 0);
+  size_t r = chunk_purge(0, now, 0);
   r += large_cache_purge(true, now, 0);
   return r;
 }

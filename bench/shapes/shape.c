@@ -19,7 +19,7 @@
  *              allocated it (threads-1 times in threads)
  *   seed     the PRNG seed
  *
- * Before a block is freed its first and last bytes are checked against the
+ * Before a block is freed its size and last byte are checked against the
  * values written when it was allocated (exit 3 if they differ), so an
  * allocator that hands out overlapping blocks is caught.  Exit 0 success,
  * 2 usage or out of memory, 3 verification failed.
@@ -42,25 +42,35 @@ static size_t shape_size(uint64_t *rng) {
   return n;
 }
 
-/* A block of n bytes (n >= 1): its size is kept in its first word when it
- * fits, and its first and last bytes hold a tag, checked on free. */
+/* A block of n bytes.  Its first byte holds n when n < 16, else 0xff and
+ * n in the next seven bytes; its last byte a tag (n >= 2), checked on
+ * free. */
+static unsigned char shape_tag(size_t n) { return (unsigned char)(n * 31 + 7); }
+
 static unsigned char *shape_new(uint64_t *rng) {
   size_t n = shape_size(rng);
   unsigned char *p = xmalloc(n);
   size_t w = wr == 0 ? 1 : wr == 1 ? n / 2 : n;
   if (w > 1) memset(p, 0x5a, w);
-  if (n >= sizeof(size_t)) memcpy(p, &n, sizeof n);
-  else p[0] = (unsigned char)n;
-  p[n - 1] = (unsigned char)(n * 31 + 7);
+  if (n < 16) {
+    p[0] = (unsigned char)n;
+  } else {
+    uint64_t v = (uint64_t)n << 8 | 0xff;
+    memcpy(p, &v, sizeof v);
+  }
+  if (n >= 2) p[n - 1] = shape_tag(n);
   return p;
 }
 
 static void shape_free(unsigned char *p) {
   if (p == NULL) return;
-  size_t n;
-  if (lo >= (long)sizeof(size_t)) memcpy(&n, p, sizeof n);
-  else n = p[0]; /* only when every size fits a byte: hi < 256 checked */
-  if (n < (size_t)lo || n > (size_t)hi || p[n - 1] != (unsigned char)(n * 31 + 7)) {
+  size_t n = p[0];
+  if (n == 0xff) {
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    n = (size_t)(v >> 8);
+  }
+  if (n < (size_t)lo || n > (size_t)hi || (n >= 2 && p[n - 1] != shape_tag(n))) {
     fprintf(stderr, "shape: block %p of %zu bytes corrupted\n", (void *)p, n);
     exit(3);
   }
@@ -122,7 +132,7 @@ int main(int argc, char **argv) {
              "One shape of the sweep: threads each keep `live` blocks and replace them.", p,
              sizeof p / sizeof p[0]);
   if (threads < 1 || live < 1 || ops < 0 || lo < 1 || hi < lo || wr < 0 || wr > 2 || life < 0 ||
-      life > 3 || (lo < (long)sizeof(size_t) && hi > 255)) {
+      life > 3 || hi >= ((long)1 << 40)) {
     fprintf(stderr, "shape: bad parameters\n");
     return 2;
   }
