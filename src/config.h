@@ -288,7 +288,7 @@
 #endif
 
 /* Runs are dense (huge pages) only while probes show the program writing
- * more than half of their pages (large.c): one run allocation in this many
+ * more than 3/8 of their pages (large.c): one run allocation in this many
  * is a probe, measured when freed; the counts of pages probed halve past
  * SMP_RUN_PROBE_PAGES (and a quarter of it makes a verdict). */
 #ifndef SMP_RUN_PROBE_EVERY

@@ -52,19 +52,19 @@ size_t large_size(pagemap_entry_t e) {
  * touch one page of a block.  Seen on probes: a run taken from sparse
  * memory whose pages were all clean, measured (its resident pages,
  * os_resident: a system call, made with no lock held) when the next probe
- * is taken, or when it is freed if that comes first: by then the program
- * has had it.  Every run is a probe until SMP_RUN_PROBE_PAGES / 32 pages
- * were measured, then one in SMP_RUN_PROBE_EVERY.  The counts halve past
+ * is taken (one run in SMP_RUN_PROBE_EVERY is), or when it is freed if
+ * that comes first: by then the program has had it; until
+ * SMP_RUN_PROBE_PAGES / 32 pages were measured, runs count as dense.  The counts halve past
  * SMP_RUN_PROBE_PAGES, so a program that changes how it writes changes
- * the verdict.  Runs are dense while more than half of the probed pages
- * were resident. */
+ * the verdict.  Runs are dense while more than 3/8 of the probed pages
+ * were resident, as slabs (slot.c, class_use). */
 static _Atomic uint32_t probe_pages, probe_resident, probe_tick;
 static _Atomic(slab_t *) probe_last; /* the last probe, not measured yet */
 
 static bool large_runs_dense(void) {
   uint32_t seen = atomic_load_explicit(&probe_pages, memory_order_relaxed);
-  return seen >= SMP_RUN_PROBE_PAGES / 32 &&
-         2 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > seen;
+  return seen < SMP_RUN_PROBE_PAGES / 32 ||
+         8 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > 3 * seen;
 }
 
 /* Count the pages of the probe run, once (its flag, cleared here, says it
@@ -83,8 +83,7 @@ static void large_probe_count(slab_t *run) {
 }
 
 static void *large_run_alloc(unsigned k, bool *zeroed) {
-  bool probe = k >= 2 && (atomic_load_explicit(&probe_pages, memory_order_relaxed) < SMP_RUN_PROBE_PAGES / 32 ||
-                          atomic_fetch_add_explicit(&probe_tick, 1, memory_order_relaxed) % SMP_RUN_PROBE_EVERY == 0);
+  bool probe = k >= 2 && atomic_fetch_add_explicit(&probe_tick, 1, memory_order_relaxed) % SMP_RUN_PROBE_EVERY == 0;
   bool dense = options.hugepages == 2 || (!probe && chunk_active() >= SMP_HUGE_HEAP && large_runs_dense());
   slab_t *run = chunk_take(k, dense, zeroed);
   while (run == NULL) { /* others may take the room first: grow again */

@@ -22,6 +22,7 @@ WARMUP=1
 RUNS=           # exact run count (overrides TIME)
 ONLY=
 ALLOCS=
+EXTRA_ALLOCS=() # --alloc NAME=PATH, passed on: the version before as a column
 OUT=
 REPORTS=1
 RECHECK=15      # runs of each allocator in the recheck of a flagged row (0: none)
@@ -42,6 +43,8 @@ prints median wall time and peak RSS relative to glibc, one row a workload.
   --warmup N        uncounted runs per allocator first (default 1)
   --only A,B        only these workloads (names as in the table)
   --allocs LIST     passed to smpbench (default: glibc, smpalloc, peers)
+  --alloc N=PATH    an allocator more, passed to smpbench (repeatable): the
+                    version before as a column
   --out DIR         keep smpbench's CSV and logs here (default BUILD/suite-out)
   --recheck N       run each row where smpalloc is slower than 1.25x the
                     best peer again, N runs of glibc, smpalloc and that
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
     --allocs) ALLOCS=$2; shift 2 ;;
+    --alloc) EXTRA_ALLOCS+=(--alloc "$2"); shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --recheck) RECHECK=$2; shift 2 ;;
     --no-reports) REPORTS=0; shift ;;
@@ -157,6 +161,7 @@ selected() { # $1 = name
 sched=(--min-runs "$MIN_RUNS" --warmup "$WARMUP")
 if [ -n "$RUNS" ]; then sched+=(--runs "$RUNS"); else sched+=(--time "$TIME"); fi
 [ -n "$ALLOCS" ] && sched+=(--allocs "$ALLOCS")
+sched+=("${EXTRA_ALLOCS[@]}")
 
 start=$(date +%s)
 declare -A CMDLINE ARGLINE # a workload's smpbench command, before and after the options
@@ -541,7 +546,7 @@ if [ "$REPORTS" -eq 1 ]; then
   # the allocators and their preloads, as smpbench finds them
   declare -A PRE=()
   while IFS=$'\t' read -r a path; do PRE[$a]=$path; done \
-    < <("$SMPBENCH" --list-allocs ${ALLOCS:+--allocs "$ALLOCS"} 2>/dev/null)
+    < <("$SMPBENCH" --list-allocs ${ALLOCS:+--allocs "$ALLOCS"} "${EXTRA_ALLOCS[@]}" 2>/dev/null)
   mapfile -t allocs < <(awk -F'\t' '$2 != "*" && !s[$2]++ { print $2 }' "$DATA")
   printed=0
   for w in "${WORKLOADS[@]}"; do
