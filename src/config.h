@@ -133,8 +133,8 @@
 #endif
 
 /* ...unless more than this many bytes of free granules are held for each
- * two threads that run at once (purge.c, cap; or an eighth of the granules
- * in use, if more): then at once, down to half.
+ * two threads that run at once (purge.c, cap; or half the granules in use,
+ * if more): then at once, the oldest first, down to half.
  * Default of SMPALLOC_PURGE_THRESHOLD; also what the large-block cache may
  * hold beyond a quarter of the large memory in use.  It bounds what a
  * program that frees a lot and then makes no allocator call (nothing runs

@@ -67,11 +67,11 @@ static bool large_runs_dense(void) {
          8 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > 3 * seen;
 }
 
-/* Count the pages of the probe run, once (its flag, cleared here, says it
- * is not counted yet).  A run that changed hands meanwhile is skipped: the
- * descriptor is read racily, as a hint. */
+/* Count the pages of the probe run.  The thread that takes it out of
+ * probe_last counts it, once; it may have been freed and handed out again
+ * meanwhile (then the sample is noise: its length is read atomically, and
+ * os_resident only asks the kernel). */
 static void large_probe_count(slab_t *run) {
-  if (!__atomic_exchange_n(&run->untouched, 0, __ATOMIC_RELAXED) || chunk_state(run) != RUN_USED) return;
   size_t bytes = (size_t)__atomic_load_n(&run->cls, __ATOMIC_RELAXED) << SMP_SLAB_SHIFT;
   size_t got = os_resident((void *)chunk_base(run), bytes);
   if (got == SIZE_MAX) return;
@@ -92,10 +92,8 @@ static void *large_run_alloc(unsigned k, bool *zeroed) {
   }
   chunk_set_state(run, RUN_USED);
   __atomic_store_n(&run->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
-  probe = probe && *zeroed && !run->chunk->huge;
-  __atomic_store_n(&run->untouched, probe, __ATOMIC_RELAXED);
   pagemap_set(chunk_base(run), pagemap_run(run));
-  if (probe) {
+  if (probe && *zeroed && !run->chunk->huge) {
     slab_t *last = atomic_exchange_explicit(&probe_last, run, memory_order_relaxed);
     if (last != NULL) large_probe_count(last);
   }
@@ -103,8 +101,11 @@ static void *large_run_alloc(unsigned k, bool *zeroed) {
 }
 
 static void large_run_free(slab_t *run) {
+  slab_t *me = run;
+  if (atomic_load_explicit(&probe_last, memory_order_relaxed) == run &&
+      atomic_compare_exchange_strong_explicit(&probe_last, &me, NULL, memory_order_relaxed, memory_order_relaxed))
+    large_probe_count(run);
   pagemap_set(chunk_base(run), 0);
-  if (__atomic_load_n(&run->untouched, __ATOMIC_RELAXED)) large_probe_count(run);
   chunk_put(run, run->cls);
 }
 

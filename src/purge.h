@@ -2,18 +2,16 @@
  * purge.h - the purge policy: when free memory goes back to the kernel, and
  * the one reclaim path that upper layers call when memory runs out.
  *
- * Dirty granules (empty slabs and free runs whose pages are still
- * resident) may wait:
- *   - up to `cap` of them, however young: max(SMPALLOC_PURGE_THRESHOLD
- *     (64 MiB) for each two threads that run at once, an eighth of the
- *     granules in use).  Past it they go back at
- *     once, down to half the cap (hysteresis: purging only down to the cap
- *     would make every release past it a system call and a TLB shootdown of
- *     its own).  Below it a program that frees a burst and allocates it
- *     again, or whose free runs are not the length it needs yet, keeps the
- *     pages it will use again instead of faulting them back in.
+ * Dirty granules (empty slabs and free runs whose pages may be resident)
+ * wait, each by its own age (chunk.h: a stamp per granule):
  *   - beyond `keep` = max(SMP_PURGE_KEEP_SLABS, an eighth of the granules in
- *     use), only until they are SMPALLOC_PURGE_DELAY_MS old.
+ *     use), until they are SMPALLOC_PURGE_DELAY_MS old: memory freed and
+ *     taken again within the delay is never returned and faulted in again;
+ *   - past `cap` = max(SMPALLOC_PURGE_THRESHOLD for each two threads that
+ *     run at once, half the granules in use), at once, the aged ones first,
+ *     down to half the cap (hysteresis: one batch, not a system call per
+ *     release).  Half, not less: a heap of runs of many lengths keeps a
+ *     share of its room free between blocks, which the program reuses.
  * Cached large mappings go after the same delay.  Purging runs from the
  * allocator's own slow paths (purge_maintain, cheap when nothing is due):
  * no background thread.
