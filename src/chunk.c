@@ -439,7 +439,6 @@ size_t chunk_purge(size_t floor, uint32_t now, uint32_t delay) {
   for (chunk_t *cm = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); cm != NULL; cm = cm->next) {
     size_t n = chunk_dirty();
     if (n <= floor) break;
-    if (__atomic_load_n(&cm->dirty, __ATOMIC_RELAXED) == 0) continue; /* a hint: rechecked locked */
     lock_take(&pool_lock);
     uint64_t pick = purge_pick(cm, now, delay, n - floor);
     if (pick != 0) {

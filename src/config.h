@@ -152,14 +152,6 @@
 #define SMP_PURGE_KEEP_SLABS 16u
 #endif
 
-/* A run of two or more granules may be made of dirty singles side by side
- * (chunk.c, dirty_group): this many of the newest are looked at, a bounded
- * walk under the pool lock (realloc-grow, one thread: 35.1 -> 31.1 MB peak
- * RSS; docs/design.md, "Large blocks"). */
-#ifndef SMP_DIRTY_SCAN
-#define SMP_DIRTY_SCAN 64u
-#endif
-
 /* The default of SMPALLOC_HUGEPAGES: 0 no transparent huge pages; 1 for
  * the slabs of busy classes and a big heap's runs (below); 2 eager, for
  * every slab and run from the start.  Blocks mapped alone never get them:
@@ -395,12 +387,6 @@
 #define SMP_LARGE_CACHE_ENTRIES 256u
 #endif
 
-/* Neighbouring slabs merged into one madvise per purge batch: at most this
- * many ranges are picked under the pool lock at a time (an array on the
- * stack of the thread that purges: 512 bytes). */
-#ifndef SMP_PURGE_RANGES
-#define SMP_PURGE_RANGES 32u
-#endif
 
 /* Checked mode fills a freed block with a pattern up to this many bytes
  * (the whole block for every class: 32 KiB) and verifies it when the block
