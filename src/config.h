@@ -336,6 +336,19 @@
 #define SMP_LARGE_REGION ((size_t)1 << 30)
 #endif
 
+/* Blocks over SMP_RUN_MAX and up to SMP_EXTENT_MAX come from arenas of
+ * SMP_EXTENT_ARENA bytes of address space, best fit, coalescing (extent.c):
+ * a block freed and one of another size asked for next reuse the same
+ * pages, with no system call (the sweep's big/T1/W100, 1-32 MiB replaced
+ * at random: glibc serves them from its heap).  Bigger blocks, and those
+ * aligned beyond 64 KiB, are mapped alone. */
+#ifndef SMP_EXTENT_MAX
+#define SMP_EXTENT_MAX (32u << 20)
+#endif
+#ifndef SMP_EXTENT_ARENA
+#define SMP_EXTENT_ARENA ((size_t)256 << 20)
+#endif
+
 /* Freed large blocks up to this size wait in a cache for reuse (no system
  * call, no page faults)... */
 #ifndef SMP_LARGE_CACHE_MAX
@@ -346,7 +359,7 @@
  * threshold or a quarter of the large memory in use, whichever is more);
  * purged like empty slabs. */
 #ifndef SMP_LARGE_CACHE_BYTES
-#define SMP_LARGE_CACHE_BYTES (64u << 20)
+#define SMP_LARGE_CACHE_BYTES ((size_t)1 << 30)
 #endif
 
 /* A thread gives freed blocks of other slots' slabs back in batches of

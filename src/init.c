@@ -27,6 +27,7 @@
 
 #include "chunk.h"
 #include "init.h"
+#include "extent.h"
 #include "large.h"
 #include "lock.h"
 #include "options.h"
@@ -120,6 +121,7 @@ static void fork_prepare(void) {
   slot_lock_all();
   tcache_fork_prepare();
   large_fork_prepare();
+  extent_fork_prepare();
   chunk_fork_prepare();
   pagemap_fork_prepare();
 }
@@ -127,6 +129,7 @@ static void fork_parent(void) {
   pagemap_fork_parent();
   chunk_fork_parent();
   large_fork_parent();
+  extent_fork_parent();
   tcache_fork_parent();
   slot_unlock_all();
 }
@@ -134,6 +137,7 @@ static void fork_child(void) {
   pagemap_fork_child();
   chunk_fork_child();
   large_fork_child();
+  extent_fork_child();
   slot_reset_all(); /* before tcache_fork_child, which counts this thread again */
   tcache_fork_child();
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "extent.h"
 #include "large.h"
 #include "lock.h"
 #include "options.h"
@@ -220,7 +221,7 @@ static void large_cache_unmap(const large_cached_t *v, unsigned n) {
 static size_t large_cache_budget(void) {
   size_t in = atomic_load_explicit(&n_bytes, memory_order_relaxed);
   size_t b = options.purge_threshold;
-  if (in / 4 > b) b = in / 4;
+  if (in / 2 > b) b = in / 2;
   return b < SMP_LARGE_CACHE_BYTES ? b : SMP_LARGE_CACHE_BYTES;
 }
 
@@ -306,6 +307,9 @@ void *large_alloc(size_t n, size_t align, bool *zeroed) {
   if (size <= SMP_RUN_MAX && align <= GRANULE) {
     p = large_run_alloc((unsigned)(size >> SMP_SLAB_SHIFT), &z);
     if (p != NULL) large_count(size, 1);
+  } else if (size <= SMP_EXTENT_MAX && align <= GRANULE && (p = extent_alloc(size, &z)) != NULL) {
+    pagemap_set((uintptr_t)p, pagemap_map(size));
+    large_count(size, 1);
   } else {
     large_cached_t e = {0, 0, 0};
     if (align <= GRANULE) e = large_cache_take(size);
@@ -332,7 +336,8 @@ void large_free(void *p, pagemap_entry_t e) {
   /* Clear the entry first: once unmapped, the range may be mapped again by
    * anyone, us included. */
   pagemap_set((uintptr_t)p, 0);
-  if (!large_cache_put((uintptr_t)p, size)) os_unmap(p, size);
+  if (extent_owns(p)) extent_free(p, size);
+  else if (!large_cache_put((uintptr_t)p, size)) os_unmap(p, size);
 }
 
 /* Move the large block p (entry e), of which the caller uses kept bytes, to
@@ -369,6 +374,21 @@ void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_m
       large_count(size, 1);
       return track_resize(p, kept, n);
     }
+  }
+  /* A block of an arena shrinks in place, giving its tail back, grows in
+   * place into the free granules after it, or moves by copying. */
+  if (!run && extent_owns(p)) {
+    if (size < old) {
+      pagemap_set((uintptr_t)p, pagemap_map(size));
+      extent_free((char *)p + size, old - size);
+    } else if (size > SMP_EXTENT_MAX || track_running() || !extent_grow(p, old, size)) {
+      return may_move ? large_copy(p, e, n, align, kept) : NULL;
+    } else {
+      pagemap_set((uintptr_t)p, pagemap_map(size));
+    }
+    large_count(old, -1);
+    large_count(size, 1);
+    return track_resize(p, kept, n);
   }
   if (run || (size <= SMP_RUN_MAX && may_move))
     return may_move ? large_copy(p, e, n, align, kept) : NULL;

@@ -4,12 +4,14 @@
  *
  * Up to SMP_RUN_MAX (1 MiB) a large block is a run of whole 64 KiB granules
  * carved from the slab chunks (chunk.c): no system call to get or free one,
- * and freed runs are reused, split, and purged like empty slabs.  Beyond
- * that each is its own mapping, 64 KiB-aligned (or more, for larger
- * alignments), its length rounded to 64 KiB, so that no two blocks or slabs
- * share a page-map granule; its page-map entry holds the length, there is
- * no header, and growing and shrinking use mremap, so a big buffer grows
- * without a copy.
+ * and freed runs are reused, split, and purged like empty slabs.  Up to
+ * SMP_EXTENT_MAX (32 MiB) a block comes from an arena (extent.c) where
+ * reservations are made, its length rounded to 64 KiB.  Beyond that (or
+ * aligned beyond 64 KiB, or with no arena) each is its own mapping, 64
+ * KiB-aligned (or more, for larger alignments), so that no two blocks or
+ * slabs share a page-map granule; growing and shrinking use mremap, so a
+ * big buffer grows without a copy.  Either way the page-map entry holds
+ * the length, and there is no header.
  *
  * A freed mapping of up to SMP_LARGE_CACHE_MAX bytes waits in a small cache
  * for a request it can hold (the smallest that fits; a much longer one

@@ -25,6 +25,7 @@
 
 #include "alloc.h"
 #include "chunk.h"
+#include "extent.h"
 #include "os.h"
 #include "smpalloc.h"
 #include "track.h"
@@ -79,7 +80,10 @@ OVERRIDE void malloc_stats(void) { smp_stats_print(2); }
 #define MCL_ONFAULT 4 /* Linux 4.4 */
 #endif
 OVERRIDE int mlockall(int flags) {
-  if ((flags & (MCL_CURRENT | MCL_FUTURE)) != 0 && (flags & MCL_ONFAULT) == 0) chunk_unreserve();
+  if ((flags & (MCL_CURRENT | MCL_FUTURE)) != 0 && (flags & MCL_ONFAULT) == 0) {
+    chunk_unreserve();
+    extent_unreserve();
+  }
   return os_mlockall(flags);
 }
 

@@ -2,6 +2,7 @@
  * purge.c - the purge policy and the reclaim path (see purge.h).
  */
 #include "chunk.h"
+#include "extent.h"
 #include "large.h"
 #include "options.h"
 #include "os.h"
@@ -28,20 +29,43 @@ static size_t cap(void) {
  * every chunk, so at most one per half delay. */
 static _Atomic uint32_t walked;
 
+/* Over a cap: down to half of it, the aged ones first, so that what the
+ * program frees and takes again within the delay stays. */
+static void purge_over(size_t (*purge)(size_t, uint32_t, uint32_t), size_t (*dirty)(void), size_t to,
+                       uint32_t now, uint32_t delay) {
+  purge(to, now, delay);
+  if (dirty() > to) purge(to, now, delay / 4);
+  if (dirty() > to) purge(to, now, 0);
+}
+
+/* The arenas' free granules that may wait however old (an eighth of the
+ * large memory in use), and their cap (the threshold, or all the large
+ * memory in use: the free room between blocks of many sizes, which the
+ * program reuses as it replaces them, is a large share of an arena; with
+ * half, the sweep's big/T1/W100 was over the cap all the time). */
+static size_t extent_keep(void) {
+  size_t blocks, bytes;
+  large_counters(&blocks, &bytes);
+  return bytes / 8 / SMP_SLAB_SIZE;
+}
+static size_t extent_cap(void) {
+  size_t blocks, bytes, t = options.purge_threshold;
+  large_counters(&blocks, &bytes);
+  return (bytes > t ? bytes : t) / SMP_SLAB_SIZE;
+}
+
 void purge_due(void) {
-  size_t n = chunk_dirty(), keep = purge_keep(), c = cap();
+  size_t n = chunk_dirty(), keep = purge_keep(), c = cap(), ec = extent_cap();
   uint32_t delay = options.purge_delay_ms, now = os_now_ms();
-  if (n > c) {
-    /* Over the cap: down to half of it, the aged ones first, so that what
-     * the program frees and takes again within the delay stays. */
-    size_t to = c / 2 > keep ? c / 2 : keep;
-    chunk_purge(to, now, delay);
-    if (chunk_dirty() > to) chunk_purge(to, now, delay / 4);
-    if (chunk_dirty() > to) chunk_purge(to, now, 0);
-  } else if (n > keep &&
-             (uint32_t)(now - atomic_load_explicit(&walked, memory_order_relaxed)) >= delay / 2) {
+  bool over = n > c, ext_over = extent_dirty() > ec;
+  if (over) purge_over(chunk_purge, chunk_dirty, c / 2 > keep ? c / 2 : keep, now, delay);
+  if (ext_over) purge_over(extent_purge, extent_dirty, ec / 2, now, delay);
+  size_t ekeep = extent_keep();
+  if (!over && !ext_over && (n > keep || extent_dirty() > ekeep) &&
+      (uint32_t)(now - atomic_load_explicit(&walked, memory_order_relaxed)) >= delay / 2) {
     atomic_store_explicit(&walked, now, memory_order_relaxed);
     chunk_purge(keep, now, delay);
+    extent_purge(ekeep, now, delay);
   }
   large_cache_purge(false, now, delay);
 }
@@ -50,7 +74,7 @@ size_t purge_all(void) {
   uint32_t now = os_now_ms();
   tcache_flush();
   slot_collect();
-  size_t r = chunk_purge(0, now, 0);
+  size_t r = chunk_purge(0, now, 0) + extent_purge(0, now, 0);
   r += large_cache_purge(true, now, 0);
   return r;
 }

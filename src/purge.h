@@ -21,6 +21,7 @@
 
 #include "base.h"
 #include "chunk.h"
+#include "extent.h"
 #include "large.h"
 
 /* The dirty granules that may wait however old: max(SMP_PURGE_KEEP_SLABS,
@@ -35,7 +36,7 @@ SMP_HIDDEN void purge_due(void);
  * calls it: the common case (few dirty granules, no cached mapping) is
  * four relaxed loads and no call. */
 static inline void purge_maintain(void) {
-  if (likely(chunk_dirty() <= purge_keep() && large_cache_empty())) return;
+  if (likely(chunk_dirty() <= purge_keep() && extent_dirty() == 0 && large_cache_empty())) return;
   purge_due();
 }
 /* Return everything free now: the calling thread's cache, empty current

@@ -720,15 +720,15 @@ static unsigned long thp_always_checks(void) {
   if (child == 0) {
     options.fault_ns = 1;
     os_huge_always_set(true);
-    void *big = smp_malloc(4u << 20), *run[80];
+    void *big = smp_malloc(SMP_EXTENT_MAX + (1u << 20)), *run[80]; /* past the arenas: mapped alone */
     for (int i = 0; i < 80; i++) run[i] = smp_malloc(60u << 10); /* a granule each: 5 MiB, a new chunk */
     int big_nh = vma_has(big, "nh"), run_nh = vma_has(run[79], "nh");
     os_huge_always_set(false);
-    void *plain = smp_malloc(4u << 20);
+    void *plain = smp_malloc(SMP_EXTENT_MAX + (1u << 20));
     int plain_nh = vma_has(plain, "nh");
-    CHECK(big_nh == 1, "mode always: a block of 4 MiB mapped alone not advised for small pages (%d)", big_nh);
+    CHECK(big_nh == 1, "mode always: a block of 33 MiB mapped alone not advised for small pages (%d)", big_nh);
     CHECK(run_nh == 1, "mode always: a sparse chunk not advised for small pages (%d)", run_nh);
-    CHECK(plain_nh == 0, "mode madvise: a block of 4 MiB advised for small pages, or not found (%d)", plain_nh);
+    CHECK(plain_nh == 0, "mode madvise: a block of 33 MiB advised for small pages, or not found (%d)", plain_nh);
     fflush(stdout);
     _exit(failures != 0);
   }

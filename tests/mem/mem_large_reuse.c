@@ -1,8 +1,11 @@
 /*
- * mem_large_reuse: a freed big block serves the next big request without
- * page faults for the pages it already has (smpalloc's large-block cache).
- * Run under LD_PRELOAD=libsmpalloc.so with SMPALLOC_PURGE_DELAY_MS large
- * enough that nothing expires between the steps.  Page faults are the
+ * mem_large_reuse: a freed big block mapped alone serves the next big
+ * request without page faults for the pages it already has (smpalloc's
+ * large-block cache).  `mem_large_reuse cache`, run under
+ * LD_PRELOAD=libsmpalloc.so with an address-space limit (no arenas: every
+ * block over 1 MiB is mapped alone; with arenas, mem_extent) and with
+ * SMPALLOC_PURGE_DELAY_MS large enough that nothing expires between the
+ * steps.  Page faults are the
  * process's minor faults (getrusage) around each malloc + memset:
  *
  *   1. 24 MiB allocated, written, freed (its pages resident, cached);
@@ -12,10 +15,10 @@
  *   4. both freed, then 20 MiB: no cached block is long enough, the
  *      longest (12 MiB) grows into it by moving its pages: at most the
  *      new 8 MiB and 10 % more fault (a fresh block would fault all 20).
- * Then, the cache emptied (malloc_trim), eight live blocks of 2 MiB + 64 KiB
- * to 9 MiB each start a 1 GiB region of their own (config.h,
- * SMP_LARGE_ALONE), unless run with an argument: "small", under a
- * `ulimit -v` too small for that, where they must still be handed out.
+ * `mem_large_reuse alone`: eight live blocks of 32 MiB + 64 KiB to 39 MiB
+ * (past the arenas' SMP_EXTENT_MAX) each start a 1 GiB region of their own
+ * (config.h, SMP_LARGE_ALONE); `mem_large_reuse small`: under a
+ * `ulimit -v` too small for that, blocks of 2-9 MiB are still handed out.
  * Exit 0 when every step holds, 1 otherwise; prints the faults per step.
  */
 #include <malloc.h>
@@ -48,13 +51,15 @@ static int check(const char *what, long got, long max) {
   return got <= max ? 0 : 1;
 }
 
-/* Eight live blocks of 2 MiB + 64 KiB .. 9 MiB: each in a 1 GiB region of its own
- * (aligned), or with small, just handed out. */
+/* Eight live blocks of 32 MiB + 64 KiB .. 39 MiB: each in a 1 GiB region of
+ * its own (aligned), or with small, of 2 MiB + 64 KiB .. 9 MiB, just handed
+ * out. */
 static int alone(int small) {
   char *p[8];
   int bad = 0;
   for (int i = 0; i < 8; i++) {
-    size_t n = i == 0 ? 2 * MIB + 65536 : (size_t)(2 + i) * MIB + 4096 * (size_t)i;
+    size_t base = small ? 2 * MIB : 32 * MIB;
+    size_t n = i == 0 ? base + 65536 : base + (size_t)i * MIB + 4096 * (size_t)i;
     if ((p[i] = malloc(n)) == NULL) { printf("FAIL: malloc(%zu) failed\n", n); return 1; }
     memset(p[i], i, 4096);
     unsigned long off = (unsigned long)((uintptr_t)p[i] & ((1ul << 30) - 1));
@@ -64,13 +69,13 @@ static int alone(int small) {
     }
   }
   for (int i = 0; i < 8; i++) free(p[i]);
-  printf("eight blocks of 2-9 MiB%s: %s\n", small ? " (tight ulimit -v)" : " alone in 1 GiB regions",
+  printf("eight blocks%s: %s\n", small ? " of 2-9 MiB (tight ulimit -v)" : " of 32-39 MiB alone in 1 GiB regions",
          bad ? "no" : "yes");
   return bad;
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1) return alone(strcmp(argv[1], "small") == 0);
+  if (argc < 2 || strcmp(argv[1], "cache") != 0) return alone(argc > 1 && strcmp(argv[1], "small") == 0);
   long page = 4096, fails = 0;
   char *a, *b, *c, *d;
   take(24 * MIB, &a);
@@ -82,8 +87,6 @@ int main(int argc, char **argv) {
   fails += check("20 MiB grown from the cached 12 MiB", take(20 * MIB, &d),
                  (long)(8 * MIB / page) + (long)(20 * MIB / page) / 10);
   free(d);
-  malloc_trim(0); /* the cached blocks go: fresh ones from here */
-  fails += alone(0);
   printf("mem_large_reuse: %ld failed\n", fails);
   return fails != 0;
 }
