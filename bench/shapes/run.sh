@@ -41,12 +41,14 @@ usage: bench/shapes/run.sh [options]
   --only REGEX     only the shapes whose name matches (grep -E)
   --out DIR        keep the CSV files here (default BUILD/shapes-out)
   --list           print the shapes and their commands, run nothing
+  --table DIR      run nothing: print the table of a sweep kept in DIR
 Exit status: 0 ran (flags or not), 1 a shape failed under some allocator,
 2 usage error.
 EOF
 }
 
 LIST=0
+TABLE=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --list) LIST=1; shift ;;
+    --table) TABLE=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -108,13 +111,18 @@ if [ "$LIST" = 1 ]; then
   tr '|' '\t' <<<"$LINES"
   exit 0
 fi
-for f in "$BUILD/smpbench" "$SHAPE" "$BUILD/libsmpalloc.so"; do
+if [ -n "$TABLE" ]; then
+  OUT=$TABLE
+  LINES=
+fi
+[ -n "$LINES" ] && for f in "$BUILD/smpbench" "$SHAPE" "$BUILD/libsmpalloc.so"; do
   [ -e "$f" ] || { echo "run.sh: $f is missing (make tools bench-bins)" >&2; exit 2; }
 done
 mkdir -p "$OUT"
 
 status=0
 i=0
+[ -n "$TABLE" ] && i=$(ls "$OUT"/*.name 2>/dev/null | wc -l)
 while IFS='|' read -r name cmd; do
   [ -n "$name" ] || continue
   i=$((i + 1))
@@ -126,17 +134,25 @@ while IFS='|' read -r name cmd; do
   printf '%s\n' "$name" >"$OUT/$i.name"
 done <<<"$LINES"
 
+# Builds given with --alloc are versions of ours (the version before), not
+# peers: a line each under smpalloc's.
+MINE=
+for ((k = 0; k < ${#EXTRA[@]}; k += 2)); do
+  [ "${EXTRA[k]}" = --alloc ] && MINE="$MINE,${EXTRA[k + 1]%%=*}"
+done
+
 # The table, from the CSV files: one row a shape.
 {
   for ((j = 1; j <= i; j++)); do
     [ -f "$OUT/$j.csv" ] || continue
-    awk -F, -v name="$(cat "$OUT/$j.name")" '
+    awk -F, -v name="$(cat "$OUT/$j.name")" -v mine="$MINE" '
       $1 == "median" { w[$3] = $7; r[$3] = $8; sys[$3] = $11; pf[$3] = $12; a[++n] = $3 }
       $1 == "failed" { bad[$3] = 1 }
       END {
+        split(mine, m, ","); for (k in m) if (m[k] != "") own[m[k]] = 1
         best = ""; lean = ""
         for (k = 1; k <= n; k++) {
-          x = a[k]; if (x == "glibc" || x ~ /^smpalloc/ || bad[x]) continue
+          x = a[k]; if (x == "glibc" || x ~ /^smpalloc/ || (x in own) || bad[x]) continue
           if (best == "" || w[x] < w[best]) best = x
           if (lean == "" || r[x] < r[lean]) lean = x
         }
@@ -151,7 +167,7 @@ done <<<"$LINES"
           name, w["glibc"] / 1e9, r["glibc"] / 2^20, w[s] / 1e9, w[s] / w["glibc"],
           (best != "" ? w[s] / w[best] : 0), r[s] / 2^20, r[s] / r["glibc"], pf[s] / 1e3, sys[s] / 1e9,
           best, w[best] / 1e9, r[lean] / 2^20, (flag == "" ? "ok" : flag)
-        for (k = 1; k <= n; k++) if (a[k] ~ /^smpalloc./)
+        for (k = 1; k <= n; k++) if (a[k] ~ /^smpalloc./ || (a[k] in own))
           printf "%-32s %8s %7s | %8.3f %5.2fx %5.2fx %7.0f %5.2fx %7.0fk %6.2f |   (%s)\n", "", "", "",
             w[a[k]] / 1e9, w[a[k]] / w["glibc"], (best != "" ? w[a[k]] / w[best] : 0), r[a[k]] / 2^20,
             r[a[k]] / r["glibc"], pf[a[k]] / 1e3, sys[a[k]] / 1e9, a[k]
@@ -162,7 +178,6 @@ done <<<"$LINES"
 printf '%-32s %8s %7s | %8s %6s %6s %7s %6s %8s %6s | %-15s %8s %7s | %s\n' shape "glibc s" MiB \
   "smp s" "/glibc" "/best" MiB "/glibc" faults "sys s" "best peer" "s" "lean MiB" flags
 cat "$OUT/table.txt"
-flagged=$(grep -vc '| ok$' "$OUT/table.txt" | head -1)
 echo
 echo "$i shapes; flagged: $(grep -v '^ ' "$OUT/table.txt" | grep -vc '| ok$')"
 exit $status

@@ -5,7 +5,8 @@
  * It holds: the --expect smpalloc|glibc check (is libsmpalloc in
  * /proc/self/maps?), RSS from /proc/self/statm, a monotonic clock in
  * seconds, the xorshift64 generator, the per-word pattern of a block id, and
- * the block records two tests each share.  All functions are static inline,
+ * the block records two tests each share, and "ok:"/"FAIL:" checks with the
+ * page faults they count (mem_check, mem_minflt, mem_filled).  All functions are static inline,
  * so a test that uses only some of them compiles without warnings.
  *
  * Define MEM_PROG (the program's name, a string: "mem_fork") before the
@@ -19,6 +20,7 @@
 #endif
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,5 +125,26 @@ struct block {
   uint32_t size;
   uint32_t tag;
 };
+
+/* A check that prints "ok: what" or "FAIL: what" and counts failures. */
+static int mem_fails;
+static inline void mem_check(int cond, const char *what) {
+  printf("%s: %s\n", cond ? "ok" : "FAIL", what);
+  if (!cond) mem_fails++;
+}
+
+/* The process's minor page faults so far. */
+static inline long mem_minflt(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
+/* Are the n bytes at p all v? */
+static inline int mem_filled(const unsigned char *p, size_t n, unsigned char v) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != v) return 0;
+  return 1;
+}
 
 #endif

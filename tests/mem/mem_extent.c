@@ -20,25 +20,6 @@
 
 #define MIB_ ((size_t)1 << 20)
 
-static int fails;
-
-static void check(int cond, const char *what) {
-  printf("%s: %s\n", cond ? "ok" : "FAIL", what);
-  if (!cond) fails++;
-}
-
-static long minflt(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_minflt;
-}
-
-static int filled(const unsigned char *p, size_t n, unsigned char v) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i] != v) return 0;
-  return 1;
-}
-
 int main(int argc, char **argv) {
   if (argc > 1 && expect_allocator(argv[1])) return 1;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -48,14 +29,14 @@ int main(int argc, char **argv) {
   if (a == NULL) return 2;
   memset(a, 1, 8 * MIB_);
   free(a);
-  long f0 = minflt();
+  long f0 = mem_minflt();
   unsigned char *b = malloc(6 * MIB_);
   if (b == NULL) return 2;
   memset(b, 2, 6 * MIB_);
-  long f = minflt() - f0;
-  check(b == a, "reuse: a freed 8 MiB block serves a 6 MiB one at its address");
+  long f = mem_minflt() - f0;
+  mem_check(b == a, "reuse: a freed 8 MiB block serves a 6 MiB one at its address");
   printf("   %ld page faults writing it (%zu pages)\n", f, 6 * MIB_ / page);
-  check(f < (long)(6 * MIB_ / page / 16), "reuse: writing it whole faults in few pages");
+  mem_check(f < (long)(6 * MIB_ / page / 16), "reuse: writing it whole faults in few pages");
   free(b);
 
   /* coalesce */
@@ -65,32 +46,32 @@ int main(int argc, char **argv) {
     memset(c[i], 3, 4 * MIB_);
   }
   int side = c[1] == c[0] + 4 * MIB_ && c[2] == c[1] + 4 * MIB_;
-  check(side, "coalesce: three 4 MiB blocks in a row are neighbours");
+  mem_check(side, "coalesce: three 4 MiB blocks in a row are neighbours");
   free(c[0]);
   free(c[2]);
   free(c[1]);
-  f0 = minflt();
+  f0 = mem_minflt();
   unsigned char *d = malloc(12 * MIB_);
   if (d == NULL) return 2;
   memset(d, 4, 12 * MIB_);
-  f = minflt() - f0;
-  check(d == c[0], "coalesce: they serve a 12 MiB block at the first one's address");
-  check(f < (long)(12 * MIB_ / page / 16), "coalesce: its pages are resident");
+  f = mem_minflt() - f0;
+  mem_check(d == c[0], "coalesce: they serve a 12 MiB block at the first one's address");
+  mem_check(f < (long)(12 * MIB_ / page / 16), "coalesce: its pages are resident");
   free(d);
 
   /* grow and shrink */
   unsigned char *g = malloc(3 * MIB_), *h = malloc(3 * MIB_);
   if (g == NULL || h == NULL) return 2;
   memset(g, 5, 3 * MIB_);
-  check(h == g + 3 * MIB_, "grow: two 3 MiB blocks are neighbours");
+  mem_check(h == g + 3 * MIB_, "grow: two 3 MiB blocks are neighbours");
   free(h);
   unsigned char *g2 = realloc(g, 5 * MIB_);
-  check(g2 == g, "grow: realloc 3 -> 5 MiB stays in place, into the freed neighbour");
-  check(g2 != NULL && filled(g2, 3 * MIB_, 5), "grow: contents kept");
+  mem_check(g2 == g, "grow: realloc 3 -> 5 MiB stays in place, into the freed neighbour");
+  mem_check(g2 != NULL && mem_filled(g2, 3 * MIB_, 5), "grow: contents kept");
   unsigned char *g3 = realloc(g2, 2 * MIB_);
-  check(g3 == g2, "shrink: realloc 5 -> 2 MiB stays in place");
+  mem_check(g3 == g2, "shrink: realloc 5 -> 2 MiB stays in place");
   unsigned char *t = malloc(3 * MIB_);
-  check(t == g3 + 2 * MIB_, "shrink: the 3 MiB tail serves a 3 MiB block");
+  mem_check(t == g3 + 2 * MIB_, "shrink: the 3 MiB tail serves a 3 MiB block");
   free(t);
   free(g3);
 
@@ -103,7 +84,7 @@ int main(int argc, char **argv) {
     if ((r[i] = malloc(n)) == NULL) return 2;
     r[i][0] = 1;
   }
-  f0 = minflt();
+  f0 = mem_minflt();
   for (int i = 0; i < OPS; i++) {
     int k = (int)(next_rand(&rng) % LIVE);
     free(r[k]);
@@ -111,9 +92,9 @@ int main(int argc, char **argv) {
     if ((r[k] = malloc(n)) == NULL) return 2;
     r[k][0] = 1;
   }
-  f = minflt() - f0;
+  f = mem_minflt() - f0;
   printf("   replacement: %.2f page faults an operation\n", (double)f / OPS);
-  check(f <= 2 * OPS, "replacement: at most 2 page faults an operation");
+  mem_check(f <= 2 * OPS, "replacement: at most 2 page faults an operation");
   for (int i = 0; i < LIVE; i++) free(r[i]);
-  return fails ? 1 : 0;
+  return mem_fails ? 1 : 0;
 }

@@ -20,25 +20,6 @@
 
 #define KIB ((size_t)1024)
 
-static int fails;
-
-static void check(int cond, const char *what) {
-  printf("%s: %s\n", cond ? "ok" : "FAIL", what);
-  if (!cond) fails++;
-}
-
-static long minflt(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_minflt;
-}
-
-static int filled(const unsigned char *p, size_t n, unsigned char v) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i] != v) return 0;
-  return 1;
-}
-
 int main(int argc, char **argv) {
   if (argc > 1 && expect_allocator(argv[1])) return 1;
   /* grow at the end */
@@ -46,8 +27,8 @@ int main(int argc, char **argv) {
   if (p == NULL) return 2;
   memset(p, 7, 96 * KIB);
   unsigned char *q = realloc(p, 300 * KIB);
-  check(q == p, "grow at the end: realloc 96 KiB -> 300 KiB stays in place");
-  check(q != NULL && filled(q, 96 * KIB, 7), "grow at the end: contents kept");
+  mem_check(q == p, "grow at the end: realloc 96 KiB -> 300 KiB stays in place");
+  mem_check(q != NULL && mem_filled(q, 96 * KIB, 7), "grow at the end: contents kept");
 
   /* grow into a freed neighbour */
   unsigned char *a = malloc(128 * KIB), *b = malloc(128 * KIB);
@@ -59,8 +40,8 @@ int main(int argc, char **argv) {
   memset(a, 3, 128 * KIB);
   free(b);
   unsigned char *a2 = realloc(a, 256 * KIB);
-  check(a2 == a, "grow into a freed neighbour: realloc 128 KiB -> 256 KiB stays in place");
-  check(a2 != NULL && filled(a2, 128 * KIB, 3), "grow into a freed neighbour: contents kept");
+  mem_check(a2 == a, "grow into a freed neighbour: realloc 128 KiB -> 256 KiB stays in place");
+  mem_check(a2 != NULL && mem_filled(a2, 128 * KIB, 3), "grow into a freed neighbour: contents kept");
 
   /* merge */
   unsigned char *c[4];
@@ -76,12 +57,12 @@ int main(int argc, char **argv) {
   int order[4] = {0, 2, 1, 3};
   for (int i = 0; i < 4; i++) free(c[order[i]]);
   unsigned char *d = malloc(4 * 192 * KIB);
-  check(d == c[0], "merge: four freed neighbours serve one block of their total size");
-  long f0 = minflt();
+  mem_check(d == c[0], "merge: four freed neighbours serve one block of their total size");
+  long f0 = mem_minflt();
   if (d != NULL) memset(d, 2, 4 * 192 * KIB);
-  long f = minflt() - f0;
+  long f = mem_minflt() - f0;
   printf("writing the %zu KiB block took %ld page faults\n", 4 * 192 * KIB / KIB, f);
-  check(f < 16, "merge: the merged block's pages are still resident");
+  mem_check(f < 16, "merge: the merged block's pages are still resident");
 
   /* singles side by side (blocks of one granule each) */
   unsigned char *s0 = malloc(64 * KIB), *s1 = malloc(64 * KIB);
@@ -93,19 +74,19 @@ int main(int argc, char **argv) {
   }
   memset(s0, 4, 64 * KIB);
   memset(s1, 4, 64 * KIB);
-  if (!filled(s0, 64 * KIB, 4) || !filled(s1, 64 * KIB, 4)) return 2; /* (the writes stay) */
+  if (!mem_filled(s0, 64 * KIB, 4) || !mem_filled(s1, 64 * KIB, 4)) return 2; /* (the writes stay) */
   free(s1);
   free(s0);
   unsigned char *t = malloc(100 * KIB);
-  check(t == s0, "singles: two freed one-granule neighbours serve a block of two granules");
-  f0 = minflt();
+  mem_check(t == s0, "singles: two freed one-granule neighbours serve a block of two granules");
+  f0 = mem_minflt();
   if (t != NULL) memset(t, 5, 100 * KIB);
-  f = minflt() - f0;
+  f = mem_minflt() - f0;
   printf("writing the 100 KiB block took %ld page faults\n", f);
-  check(f < 8, "singles: the block's pages are still resident");
+  mem_check(f < 8, "singles: the block's pages are still resident");
   free(t);
   free(d);
   free(a2);
   free(q);
-  return fails ? 1 : 0;
+  return mem_fails ? 1 : 0;
 }
