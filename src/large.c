@@ -70,9 +70,10 @@ static bool large_runs_dense(void) {
 
 /* Count the pages of the probe run.  The thread that takes it out of
  * probe_last counts it, once; it may have been freed and handed out again
- * meanwhile (then the sample is noise: its length is read atomically, and
- * os_resident only asks the kernel). */
+ * meanwhile (then the sample is noise: its state and length are read
+ * atomically, and os_resident only asks the kernel). */
 static void large_probe_count(slab_t *run) {
+  if (chunk_state(run) != RUN_USED) return; /* freed meanwhile, or a slab now */
   size_t bytes = (size_t)__atomic_load_n(&run->cls, __ATOMIC_RELAXED) << SMP_SLAB_SHIFT;
   size_t got = os_resident((void *)chunk_base(run), bytes);
   if (got == SIZE_MAX) return;
