@@ -111,20 +111,31 @@ static unsigned longest(uint64_t x) {
 }
 
 /* The start of the shortest free range of cm of at least k granules (the
- * lowest of equals); cm has one. */
-static unsigned best_fit(const chunk_t *cm, unsigned k) {
+ * lowest of equals; its length in *len); cm has one. */
+static unsigned best_fit(const chunk_t *cm, unsigned k, unsigned *best_len) {
   uint64_t x = cm->free;
-  unsigned best = 0, best_len = 65, at, len;
+  unsigned best = 0, at, len;
+  *best_len = 65;
   while ((len = range_next(&x, &at)) != 0)
-    if (len >= k && len < best_len) best = at, best_len = len;
+    if (len >= k && len < *best_len) {
+      best = at, *best_len = len;
+      if (len == k) break; /* none fits better */
+    }
   return best;
 }
 
-/* Put cm on the list of its pool that its longest free range says (pool
- * lock): after every change of its free mask. */
-static void relist(chunk_t *cm) {
+/* The length of the free range of x that holds bit i (set). */
+static unsigned range_at(uint64_t x, unsigned i) {
+  uint64_t below = ~x & span(0, i), above = i == 63 ? 0 : ~x & ~span(0, i + 1);
+  unsigned lo = below ? 64 - (unsigned)__builtin_clzll(below) : 0;
+  unsigned hi = above ? (unsigned)__builtin_ctzll(above) : 64;
+  return hi - lo;
+}
+
+/* Put cm on the list of its pool for a longest free range of L granules
+ * (pool lock). */
+static void relist_as(chunk_t *cm, unsigned L) {
   pool_t *p = &pools[cm->kind];
-  unsigned L = cm->gone ? 0 : longest(cm->free);
   if (L == cm->longest) return;
   if (cm->longest != 0) {
     if (cm->fprev) cm->fprev->fnext = cm->fnext;
@@ -140,6 +151,10 @@ static void relist(chunk_t *cm) {
   }
 }
 
+/* Put cm on the list of its pool that its longest free range says (pool
+ * lock): after every change of its free mask. */
+static void relist(chunk_t *cm) { relist_as(cm, cm->gone ? 0 : longest(cm->free)); }
+
 /* The chunk of pool p with the shortest longest free range of at least k
  * granules, or NULL (pool lock). */
 static chunk_t *pool_fit(const pool_t *p, unsigned k) {
@@ -147,13 +162,19 @@ static chunk_t *pool_fit(const pool_t *p, unsigned k) {
   return l == 0 ? NULL : p->fit[k + (unsigned)__builtin_ctzll(l)];
 }
 
-/* Take the free granules m of cm out of the pool (pool lock); returns how
- * many of them were dirty. */
-static unsigned pool_remove(chunk_t *cm, uint64_t m) {
+/* Take the free granules m of cm out of the pool (pool lock), without
+ * relisting it; returns how many of them were dirty. */
+static unsigned pool_cut(chunk_t *cm, uint64_t m) {
   unsigned d = (unsigned)__builtin_popcountll(cm->dirty & m);
   cm->free &= ~m;
   cm->dirty &= ~m;
   sub(&chunk_n_dirty, d);
+  return d;
+}
+
+/* The same, relisting it. */
+static unsigned pool_remove(chunk_t *cm, uint64_t m) {
+  unsigned d = pool_cut(cm, m);
   relist(cm);
   return d;
 }
@@ -179,8 +200,10 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   chunk_t *cm = pool_fit(&pools[dense], k);
   slab_t *g = NULL;
   if (cm != NULL) {
-    unsigned i = best_fit(cm, k);
-    *zero = pool_remove(cm, span(i, k)) == 0;
+    unsigned len, i = best_fit(cm, k, &len);
+    *zero = pool_cut(cm, span(i, k)) == 0;
+    /* Only cutting a longest range can shorten the longest. */
+    if (len == cm->longest) relist(cm);
     g = &cm->desc[i];
     for (unsigned j = 1; j < k; j++) {
       chunk_set_state(&g[j], RUN_TAIL);
@@ -207,7 +230,8 @@ void chunk_put(slab_t *g, unsigned k) {
   cm->dirty |= span(i, k);
   add(&chunk_n_dirty, k);
   sub(&chunk_n_active, k);
-  relist(cm);
+  unsigned len = range_at(cm->free, i); /* the freed granules' range, merged */
+  if (len > cm->longest && !cm->gone) relist_as(cm, len);
   lock_drop(&pool_lock);
 }
 

@@ -146,6 +146,12 @@
 #define SMP_PURGE_THRESHOLD (64u << 20)
 #endif
 
+/* A thread with free memory past the floor looks at the purge policy on
+ * one allocator slow path in this many (purge.h, purge_maintain). */
+#ifndef SMP_PURGE_EVERY
+#define SMP_PURGE_EVERY 8u
+#endif
+
 /* Empty slabs that stay resident however long they wait: this many, or an
  * eighth of the slabs in use if more (1 MiB: an emptied heap falls to it). */
 #ifndef SMP_PURGE_KEEP_SLABS

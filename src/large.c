@@ -59,7 +59,7 @@ size_t large_size(pagemap_entry_t e) {
  * SMP_RUN_PROBE_PAGES, so a program that changes how it writes changes
  * the verdict.  Runs are dense while more than 3/8 of the probed pages
  * were resident, as slabs (slot.c, class_use). */
-static _Atomic uint32_t probe_pages, probe_resident, probe_tick;
+static _Atomic uint32_t probe_pages, probe_resident;
 static _Atomic(slab_t *) probe_last; /* the last probe, not measured yet */
 
 static bool large_runs_dense(void) {
@@ -85,7 +85,8 @@ static void large_probe_count(slab_t *run) {
 }
 
 static void *large_run_alloc(unsigned k, bool *zeroed) {
-  bool probe = k >= 2 && atomic_fetch_add_explicit(&probe_tick, 1, memory_order_relaxed) % SMP_RUN_PROBE_EVERY == 0;
+  static __thread unsigned probe_tick; /* a thread's run allocations */
+  bool probe = k >= 2 && probe_tick++ % SMP_RUN_PROBE_EVERY == 0;
   bool dense = options.hugepages == 2 || (!probe && chunk_active() >= SMP_HUGE_HEAP && large_runs_dense());
   slab_t *run = chunk_take(k, dense, zeroed);
   while (run == NULL) { /* others may take the room first: grow again */

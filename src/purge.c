@@ -25,6 +25,8 @@ static size_t cap(void) {
   return a > t ? a : t;
 }
 
+__thread unsigned purge_tick;
+
 /* When the dirty granules were last walked for aged ones: a walk looks at
  * every chunk, so at most one per half delay. */
 static _Atomic uint32_t walked;
