@@ -194,13 +194,24 @@ bool chunk_dear(void) {
 /* Can a chunk be dense (advised for huge pages)? */
 static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0 && chunk_huge_pays(); }
 
+/* For a dense slab: the sparse pool's best-fitting granule, if its pages
+ * are resident (a slab emptied there: no fault, and no huge page to fill),
+ * else NULL (pool lock). */
+static chunk_t *dirty_single(unsigned *at, unsigned *len) {
+  chunk_t *cm = pool_fit(&pools[CARVE_SPARSE], 1);
+  if (cm == NULL) return NULL;
+  *at = best_fit(cm, 1, len);
+  return cm->dirty >> *at & 1 ? cm : NULL;
+}
+
 slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   dense = dense && dense_usable();
   lock_take(&pool_lock);
-  chunk_t *cm = pool_fit(&pools[dense], k);
+  unsigned len, i = 0;
+  chunk_t *cm = dense && k == 1 ? dirty_single(&i, &len) : NULL;
+  if (cm == NULL && (cm = pool_fit(&pools[dense], k)) != NULL) i = best_fit(cm, k, &len);
   slab_t *g = NULL;
   if (cm != NULL) {
-    unsigned len, i = best_fit(cm, k, &len);
     *zero = pool_cut(cm, span(i, k)) == 0;
     /* Only cutting a longest range can shorten the longest. */
     if (len == cm->longest) relist(cm);
