@@ -204,11 +204,36 @@ static chunk_t *dirty_single(unsigned *at, unsigned *len) {
   return cm->dirty >> *at & 1 ? cm : NULL;
 }
 
+/* The runs freed last, by length (pool lock): a run of the same length is
+ * taken where one was freed, if that room is still free, before the best
+ * fit: its pages are the ones resident (a program that writes the start of
+ * each block faults in nothing), as a per-length span cache would. */
+#define RECENT 8
+static slab_t *recent[SMP_RUN_KMAX + 1][RECENT];
+static uint8_t recent_next[SMP_RUN_KMAX + 1];
+
+static chunk_t *recent_take(unsigned k, unsigned kind, unsigned *at, unsigned *len) {
+  for (unsigned n = 0, r = recent_next[k]; n < RECENT; n++) {
+    r = (r + RECENT - 1) % RECENT; /* newest first */
+    slab_t *g = recent[k][r];
+    if (g == NULL) continue;
+    chunk_t *cm = g->chunk;
+    unsigned i = (unsigned)(g - cm->desc);
+    if (cm->kind != kind || (cm->free & span(i, k)) != span(i, k)) continue;
+    recent[k][r] = NULL;
+    *at = i;
+    *len = range_at(cm->free, i);
+    return cm;
+  }
+  return NULL;
+}
+
 slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   dense = dense && dense_usable();
   lock_take(&pool_lock);
   unsigned len, i = 0;
-  chunk_t *cm = dense && k == 1 ? dirty_single(&i, &len) : NULL;
+  chunk_t *cm = dense && k == 1 ? dirty_single(&i, &len)
+                : k >= 2 && k <= SMP_RUN_KMAX ? recent_take(k, dense, &i, &len) : NULL;
   if (cm == NULL && (cm = pool_fit(&pools[dense], k)) != NULL) i = best_fit(cm, k, &len);
   slab_t *g = NULL;
   if (cm != NULL) {
@@ -241,6 +266,10 @@ void chunk_put(slab_t *g, unsigned k) {
   cm->dirty |= span(i, k);
   add(&chunk_n_dirty, k);
   sub(&chunk_n_active, k);
+  if (k >= 2 && k <= SMP_RUN_KMAX) {
+    recent[k][recent_next[k]] = g;
+    recent_next[k] = (uint8_t)((recent_next[k] + 1) % RECENT);
+  }
   unsigned len = range_at(cm->free, i); /* the freed granules' range, merged */
   if (len > cm->longest && !cm->gone) relist_as(cm, len);
   lock_drop(&pool_lock);
