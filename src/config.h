@@ -136,7 +136,7 @@
  * two threads that run at once (purge.c, cap; or half the granules in use,
  * if more): then at once, the oldest first, down to half.
  * Default of SMPALLOC_PURGE_THRESHOLD; also what the large-block cache may
- * hold beyond a quarter of the large memory in use.  It bounds what a
+ * hold beyond half the large memory in use.  It bounds what a
  * program that frees a lot and then makes no allocator call (nothing runs
  * the delayed purge) keeps.  Below it a busy heap keeps the free memory it
  * will use again: an 8 MiB cap returned, in realloc-grow, the runs that
@@ -362,8 +362,8 @@
 #endif
 
 /* ...holding at most this many bytes in all (and at most the purge
- * threshold or a quarter of the large memory in use, whichever is more);
- * purged like empty slabs. */
+ * threshold or half the large memory in use, whichever is more); purged
+ * like empty slabs (docs/design.md, "Returning memory"). */
 #ifndef SMP_LARGE_CACHE_BYTES
 #define SMP_LARGE_CACHE_BYTES ((size_t)1 << 30)
 #endif

@@ -217,8 +217,8 @@ static void large_cache_unmap(const large_cached_t *v, unsigned n) {
   for (unsigned i = 0; i < n; i++) os_unmap((void *)v[i].addr, v[i].size);
 }
 
-/* How many bytes the cache may hold: the purge threshold or a quarter of
- * the large memory in use, whichever is more, never past
+/* How many bytes the cache may hold: the purge threshold or half the
+ * large memory in use, whichever is more, never past
  * SMP_LARGE_CACHE_BYTES. */
 static size_t large_cache_budget(void) {
   size_t in = atomic_load_explicit(&n_bytes, memory_order_relaxed);
