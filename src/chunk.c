@@ -179,20 +179,8 @@ static unsigned pool_remove(chunk_t *cm, uint64_t m) {
   return d;
 }
 
-bool chunk_huge_pays(void) {
-  if (options.hugepages == 2) return true;
-  unsigned huge = options.huge_fault_ns ? options.huge_fault_ns : os_huge_touch_ns(NULL);
-  unsigned small = options.fault_ns ? options.fault_ns : os_touch_ns();
-  return huge == 0 || small == 0 || huge <= small;
-}
-
-bool chunk_dear(void) {
-  unsigned ns = options.fault_ns ? options.fault_ns : os_touch_ns();
-  return ns >= SMP_DEAR_TOUCH_NS;
-}
-
 /* Can a chunk be dense (advised for huge pages)? */
-static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0 && chunk_huge_pays(); }
+static bool dense_usable(void) { return options.hugepages && os_huge_size() != 0; }
 
 /* For a dense slab: the sparse pool's best-fitting granule, if its pages
  * are resident (a slab emptied there: no fault, and no huge page to fill),
@@ -412,45 +400,16 @@ static chunk_t *chunk_map(bool dense) {
   return cm;
 }
 
-/* Huge pages turned out dearer than small ones (chunk_huge_pays): every
- * dense chunk is advised for small pages and serves the sparse pool from
- * then on.  The grow lock held, no other (once a process: no dense chunk
- * is made after). */
-static void dense_demote(void) {
-  for (chunk_t *cm = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); cm != NULL; cm = cm->next) {
-    if (cm->kind != CARVE_DENSE) continue;
-    os_smallpages((void *)chunk_base(&cm->desc[0]), SMP_CHUNK_SIZE);
-    lock_take(&pool_lock);
-    uint64_t f = cm->free;
-    cm->free = 0;
-    relist(cm); /* off the dense pool's lists */
-    cm->kind = CARVE_SPARSE;
-    cm->free = f;
-    relist(cm);
-    lock_drop(&pool_lock);
-  }
-}
-
 bool chunk_grow(unsigned k, bool dense) {
   dense = dense && dense_usable();
   /* One thread maps at a time: threads that ran out together would each
    * map a chunk, and all but the last would sit in the pool. */
   lock_take(&grow_lock);
-  static bool demoted; /* grow lock */
-  if (!dense && !demoted && options.hugepages == 1 && os_huge_size() != 0 && !chunk_huge_pays()) {
-    dense_demote();
-    demoted = true;
-  }
   lock_take(&pool_lock);
   bool room = pool_fit(&pools[dense], k) != NULL; /* another thread grew it meanwhile */
   lock_drop(&pool_lock);
   chunk_t *cm = room ? NULL : chunk_map(dense);
   if (cm != NULL) {
-    /* The first dense chunks' first huge page, faulted in now and timed
-     * (chunk_huge_pays; config.h, SMP_HUGE_TIMED): the program's first
-     * write to the chunk would fault it in whole anyway.  No other thread
-     * can reach the chunk yet, so the timing is the fault's alone. */
-    if (cm->huge && options.hugepages == 1) os_populate_huge((void *)chunk_base(&cm->desc[0]), os_huge_size());
     lock_take(&pool_lock);
     cm->kind = dense ? CARVE_DENSE : CARVE_SPARSE;
     for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) chunk_set_state(&cm->desc[i], G_FREE);

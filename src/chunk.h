@@ -133,16 +133,6 @@ SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
  * from a chunk advised for huge pages.  Never makes a system call: NULL
  * when none is at hand (call chunk_grow with the same k and dense). */
 SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
-/* Is a page's first touch dear on this machine (SMPALLOC_FAULT_NS, else
- * os_touch_ns; config.h: SMP_DEAR_TOUCH_NS)?  Then busy classes and runs
- * turn dense sooner.  False until the cost is known. */
-SMP_HIDDEN bool chunk_dear(void);
-/* Does a huge page pay on this machine: is its first touch, per 4 KiB of
- * it (SMPALLOC_HUGE_FAULT_NS, else os_huge_touch_ns), no dearer than a
- * 4 KiB page's (chunk_dear's cost)?  True until both are known, and with
- * SMPALLOC_HUGEPAGES=2.  False: no more chunks advised for huge pages
- * (config.h, SMP_HUGE_SAMPLES). */
-SMP_HIDDEN bool chunk_huge_pays(void);
 /* Make room for k granules (dense: in a chunk advised for huge pages): map
  * a new chunk unless another thread made room meanwhile (a system call: no
  * lock may be held).  False when out of memory. */

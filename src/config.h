@@ -192,90 +192,6 @@
 #define SMP_HUGE_AFTER 64u
 #endif
 
-/* Where a page's first touch is dear (SMPALLOC_FAULT_NS, else os_touch_ns:
- * at least SMP_DEAR_TOUCH_NS), huge pages pay sooner: once the heap holds
- * SMP_HUGE_MIN_DEAR granules (2 MiB), a class's fresh slabs are dense when
- * it holds SMP_HUGE_AFTER_DEAR slabs (512 KiB), first or not, written whole
- * or not; once the heap holds SMP_HUGE_HEAP_DEAR (8 MiB), every fresh slab
- * is (glibc-thread 0.26x glibc's wall instead of 0.29x with 16 MiB, at
- * 1.41x its peak RSS instead of 1.35x).  Runs keep SMP_HUGE_HEAP: dense
- * from 8 MiB too, they took mstress (blocks to 256 KiB, 1 in 2,048) to
- * 1.91x glibc's peak RSS instead of 1.43-1.49x.  On the test machine of 2026-12-02 (a virtual machine whose
- * hypervisor maps each guest page at its first access, not when the guest
- * kernel fills its page table) a 4 KiB page's first touch took 6-9 us, a
- * 2 MiB huge page's 70-120 us, and glibc's malloc spent 28 ms of the
- * seed's 48 in page faults; on the one before, a first touch cost about
- * 0.5-1 us, and huge pages sooner bought nothing there but memory
- * (SMP_HUGE_AFTER).  The cost is timed on SMP_TOUCH_SAMPLES populates of
- * SMP_TOUCH_PAGES or more (os.c; one page is a fresh slab's first block)
- * after the first SMP_TOUCH_SKIP, and the least of them taken, so that a
- * populate preempted once does not make a machine dear: the first 16
- * fills decide.  Until then faults count as cheap.  (Three samples until
- * 2026-12-04: on a 2-CPU machine whose pages cost 2.0-3.2 us, runs of
- * the same program fell on either side of the mark (alloc-test 1.28x
- * glibc's peak RSS, or 1.59x as dear, at the same time), and on a 16-CPU
- * one, where 16 threads faulting at once took the least of three to 4-12
- * us against 1.1-1.7 us in single-threaded processes, so did runs of
- * mstress and realloc-grow.  The least of eight: 2.0-2.8 us, cheap, in 24
- * runs of four programs on the 2-CPU machine; still dear in 3 of 12 runs
- * on the 16-CPU one (docs/design.md, "On 16 CPUs").)  The mark is 4.5 us,
- * between the kinds of machine, not inside one's spread: the least of
- * eight reads 2.1-4.1 us from run to run on a 2-CPU machine of 2026-12-04,
- * whose huge pages cost 0.4-0.8 us per 4 KiB; at 3 us, 20 of 50 runs of
- * five programs there came out dear (alloc-test 7.1-11.3 MB of peak RSS,
- * glibc-thread 31.6-44.7 MB, mleak 6.8-10.0 MB), at 4.5 us none (7.4-7.6,
- * 30.3-34.5 and 7.0-7.2 MB), at the same time (12 interleaved runs each
- * of nine workloads).  The dear machine of 2026-12-02 read 6-9 us. */
-#ifndef SMP_DEAR_TOUCH_NS
-#define SMP_DEAR_TOUCH_NS 4500u
-#endif
-#ifndef SMP_TOUCH_SAMPLES
-#define SMP_TOUCH_SAMPLES 8u
-#endif
-#ifndef SMP_TOUCH_PAGES
-#define SMP_TOUCH_PAGES 1u
-#endif
-#ifndef SMP_TOUCH_SKIP
-#define SMP_TOUCH_SKIP 8u
-#endif
-
-/* A huge page pays only where its first touch costs less than that of the
- * 4 KiB pages it replaces.  Where a hypervisor backs a guest's memory as it
- * is first used, a huge page is carved from guest memory that may never
- * have been backed: on the KVM test machine of 2026-12-03 a 4 KiB page's
- * first touch cost 1.1-2.4 us, a huge page's 0.5-17.5 us per 4 KiB of it
- * from one huge page to the next (Python with every object through malloc
- * spent 146 +- 131 ms in the kernel against 57 +- 10 ms with
- * SMPALLOC_HUGEPAGES=0; mimalloc 3.4.3, all huge pages, 279 ms).  So the
- * first huge page of each of the first chunks advised for them is faulted
- * in when the chunk is mapped, by one write, timed (it would fault in whole
- * at the program's first write anyway), and from SMP_HUGE_SAMPLES of them on the
- * mean per 4 KiB, the dearest left out, is compared with the small pages'
- * cost (SMP_DEAR_TOUCH_NS): dearer, and no chunk is advised for huge pages
- * from then on (what is left of the dense chunk being carved goes to the
- * pool: chunk.c, dense_demote).  Until both costs are known, huge pages
- * are taken to pay. */
-#ifndef SMP_HUGE_SAMPLES
-#define SMP_HUGE_SAMPLES 3u
-#endif
-/* ...and no more than this many are timed, by the thread that mapped the
- * chunk, before any other can reach it (0.3-9 ms at 0.5-17.5 us per
- * 4 KiB, above); past these the verdict stands.  No lock is held meanwhile
- * (chunk.c, chunk_grow): under the grow lock, the other thread of
- * realloc-grow waited for it, 0.1-10 ms a run. */
-#ifndef SMP_HUGE_TIMED
-#define SMP_HUGE_TIMED 8u
-#endif
-#ifndef SMP_HUGE_MIN_DEAR
-#define SMP_HUGE_MIN_DEAR 32u
-#endif
-#ifndef SMP_HUGE_AFTER_DEAR
-#define SMP_HUGE_AFTER_DEAR 8u
-#endif
-#ifndef SMP_HUGE_HEAP_DEAR
-#define SMP_HUGE_HEAP_DEAR 128u
-#endif
-
 /* ...or, for every busy class, once the heap holds this many granules in
  * slabs and runs (16 MiB): a partly used huge page is then at most an
  * eighth of it, and a big heap's random access misses the TLB far less in
@@ -448,9 +364,6 @@
 #endif
 #if SMP_MAX_SLOTS < 1 || SMP_MAX_SLOTS > 128
 #error "SMP_MAX_SLOTS must be in 1..128 (a descriptor holds the owner in 8 bits)"
-#endif
-#if SMP_HUGE_SAMPLES < 2 || SMP_HUGE_TIMED < SMP_HUGE_SAMPLES
-#error "SMP_HUGE_SAMPLES must be at least 2 (the dearest is left out), SMP_HUGE_TIMED at least that"
 #endif
 
 #endif /* SMP_CONFIG_H */

@@ -47,9 +47,6 @@ static _Atomic int options_read;
 static void read_options(void) {
   if (environ == NULL || atomic_exchange(&options_read, 1)) return;
   options_init();
-  /* A given cost: no clock read for it.  SMPALLOC_FAULT_NS alone also
-   * stops the huge pages' timing (a huge page is then taken to pay). */
-  if (options.fault_ns || options.huge_fault_ns) os_touch_off(options.fault_ns != 0, true);
 }
 
 static void set_slots(void) {

@@ -41,8 +41,6 @@ static const opt_t opt_table[] = {
     {"STATS", OPT_BOOL, 0, 1, &options.stats},
     {"CHECKED", OPT_BOOL, 0, 1, &options.checked},
     {"HUGEPAGES", OPT_UINT, 0, 2, &options.hugepages},
-    {"FAULT_NS", OPT_UINT, 0, 1000u * 1000u, &options.fault_ns},
-    {"HUGE_FAULT_NS", OPT_UINT, 0, 1000u * 1000u, &options.huge_fault_ns},
     {"PURGE_DELAY_MS", OPT_UINT, 0, 3600u * 1000u, &options.purge_delay_ms},
     {"PURGE_THRESHOLD", OPT_SIZE, 0, (uint64_t)1 << 46, &options.purge_threshold},
     {"SLOTS", OPT_UINT, 1, SMP_MAX_SLOTS, &options.slots},

@@ -20,13 +20,6 @@ typedef struct {
                                 heap's runs in chunks advised for
                                 transparent huge pages; 2 every slab
                                 and run (not blocks mapped alone) */
-  unsigned fault_ns;         /* SMPALLOC_FAULT_NS: what a page's first
-                                touch costs, in ns; 0 (default): timed
-                                (os_touch_ns) */
-  unsigned huge_fault_ns;    /* SMPALLOC_HUGE_FAULT_NS: what a huge page's
-                                first touch costs per 4 KiB of it, in ns;
-                                0 (default): timed (os_huge_touch_ns),
-                                unless SMPALLOC_FAULT_NS is given */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */

@@ -325,134 +325,13 @@ void os_smallpages(void *p, size_t size) {
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* The first touch of a page, timed: the least nanoseconds a page of the
- * timed populates took, and how many were timed (os_touch_ns). */
-static _Atomic uint32_t touch_least = UINT32_MAX;
-static _Atomic uint32_t touch_timed, touch_calls;
-
-static uint64_t os_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO */
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Read one byte of each page of [p, p + pages * page): what a program's
- * first access to a populated page costs (on a virtual machine whose
- * hypervisor maps guest pages on their first access, not when the guest
- * kernel fills its page table, it is most of the cost: on the test machine
- * of 2026-12-02 a 4 KiB page took about 0.5 us to populate and 6-9 us to
- * read the first time after).  Only read, and only for the timing: another
- * thread may be writing a block on one of these pages (ThreadSanitizer is
- * told to look away). */
-__attribute__((no_sanitize("thread"))) static void os_touch(const char *p, size_t pages, size_t page) {
-  track_quiet_begin(); /* valgrind: the pages may hold no block yet */
-  for (size_t i = 0; i < pages; i++) (void)*(const volatile char *)(p + i * page);
-  track_quiet_end();
-}
-
-/* Populate [p, p + size) (MADV_POPULATE_WRITE), then read a byte of each
- * page: the ns a page of os_page_size() took, or 0 when the kernel refuses
- * the populate (kernels before 5.14: a read would map the zero page, not
- * fault a page in, so there is nothing to time).  errno is the caller's. */
-static uint64_t os_populate_timed(void *p, size_t size) {
-  size_t page = os_page_size(), pages = size / page;
-  uint64_t t0 = os_now_ns();
-  if (pages == 0 || madvise(p, size, MADV_POPULATE_WRITE) != 0) return 0;
-  os_touch(p, pages, page);
-  uint64_t per = (os_now_ns() - t0) / pages;
-  return per ? per : 1;
-}
-
-/* Keep the least of the timed costs in *least (UINT32_MAX: none yet). */
-static void least_of(_Atomic uint32_t *least, uint64_t per) {
-  uint32_t v = per > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)per;
-  uint32_t cur = atomic_load_explicit(least, memory_order_relaxed);
-  while (v < cur && !atomic_compare_exchange_weak_explicit(least, &cur, v, memory_order_relaxed,
-                                                           memory_order_relaxed)) {
-  }
-}
-
 void os_populate(void *p, size_t size) {
   int saved = errno;
-  size_t pages = size / os_page_size();
-  /* The first SMP_TOUCH_SKIP calls are not timed: a program that mallocs a
-   * few times reads no clock (the clock's page of libc would cost it
-   * memory: t_mem_startup), and the very first populate of a process is
-   * slow anyway (27-230 us for a page on the test machine, cold caches). */
-  bool timed = pages >= SMP_TOUCH_PAGES &&
-               atomic_load_explicit(&touch_timed, memory_order_relaxed) < SMP_TOUCH_SAMPLES &&
-               atomic_fetch_add_explicit(&touch_calls, 1, memory_order_relaxed) >= SMP_TOUCH_SKIP;
-  if (timed) {
-    uint64_t per = os_populate_timed(p, size);
-    if (per != 0) {
-      least_of(&touch_least, per);
-      atomic_fetch_add_explicit(&touch_timed, 1, memory_order_relaxed);
-    }
-  } else {
-    /* One kernel entry instead of a page fault per page; it never
-     * overwrites a page already present.  Kernels before 5.14 refuse:
-     * the pages then fault in as they are written. */
-    madvise(p, size, MADV_POPULATE_WRITE);
-  }
+  /* One kernel entry instead of a page fault per page; it never overwrites
+   * a page already present.  Kernels before 5.14 refuse: the pages then
+   * fault in as they are written. */
+  madvise(p, size, MADV_POPULATE_WRITE);
   errno = saved;
-}
-
-/* A huge page's first touch, timed: the ns per small page of each huge
- * page timed, in the order they were started (0: not done, or not timed),
- * and how many were started (at most SMP_HUGE_TIMED count). */
-static _Atomic uint32_t huge_per[SMP_HUGE_TIMED];
-static _Atomic uint32_t huge_started;
-static _Atomic bool huge_off;
-
-void os_populate_huge(void *p, size_t size) {
-  if (atomic_load_explicit(&huge_off, memory_order_relaxed) ||
-      atomic_load_explicit(&huge_started, memory_order_relaxed) >= SMP_HUGE_TIMED)
-    return;
-  uint32_t i = atomic_fetch_add_explicit(&huge_started, 1, memory_order_relaxed);
-  if (i >= SMP_HUGE_TIMED) return;
-  int saved = errno;
-  /* One write to the first byte: where the kernel has a huge page to give,
-   * it faults in whole (then its last small page reads as resident), else
-   * one small page does, and that is what was timed.  A write, not
-   * MADV_POPULATE_WRITE: a page fault takes only its area's lock, the
-   * populate the address space's (mmap_lock, to read), and while it held
-   * that for a huge page's first touch (1-2 ms on the test machine), a
-   * thread's mmap waited, and every populate and madvise behind it. */
-  size_t page = os_page_size();
-  uint64_t t0 = os_now_ns();
-  track_quiet_begin(); /* valgrind: no block is handed out there yet */
-  *(volatile char *)p = 0;
-  track_quiet_end();
-  uint64_t ns = os_now_ns() - t0;
-  uint64_t per = ns / (os_resident((char *)p + size - page, page) == 1 ? size / page : 1);
-  atomic_store_explicit(&huge_per[i], per == 0 ? 1u : per > UINT32_MAX ? UINT32_MAX : (uint32_t)per,
-                        memory_order_relaxed);
-  errno = saved;
-}
-
-uint32_t os_huge_touch_ns(unsigned *timed) {
-  uint64_t sum = 0;
-  uint32_t n = 0, max = 0;
-  for (unsigned i = 0; i < SMP_HUGE_TIMED; i++) {
-    uint32_t v = atomic_load_explicit(&huge_per[i], memory_order_relaxed);
-    if (v == 0) continue;
-    n++, sum += v;
-    if (v > max) max = v;
-  }
-  if (timed) *timed = n;
-  if (n < SMP_HUGE_SAMPLES) return 0;
-  uint64_t mean = (sum - max) / (n - 1);
-  return mean ? (uint32_t)mean : 1;
-}
-
-void os_touch_off(bool small, bool huge) {
-  if (small) atomic_store_explicit(&touch_timed, SMP_TOUCH_SAMPLES, memory_order_relaxed);
-  if (huge) atomic_store_explicit(&huge_off, true, memory_order_relaxed);
-}
-
-uint32_t os_touch_ns(void) {
-  if (atomic_load_explicit(&touch_timed, memory_order_relaxed) < SMP_TOUCH_SAMPLES) return 0;
-  return atomic_load_explicit(&touch_least, memory_order_relaxed);
 }
 
 size_t os_resident(void *p, size_t size) {

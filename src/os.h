@@ -87,28 +87,8 @@ SMP_HIDDEN bool os_resize(void *p, size_t old_size, size_t new_size);
  * new_size bytes from os_map that they replace, growing or shrinking it to
  * new_size.  False (both unchanged) on failure. */
 SMP_HIDDEN bool os_move(void *p, size_t old_size, size_t new_size, void *dest);
-/* Fault in [p, p+size) now, writable (a hint: failure is ignored).  The
- * first SMP_TOUCH_SAMPLES calls for SMP_TOUCH_PAGES pages or more are
- * timed, with a read of each page after (os_touch_ns). */
+/* Fault in [p, p+size) now, writable (a hint: failure is ignored). */
 SMP_HIDDEN void os_populate(void *p, size_t size);
-/* What the first touch of a page costs on this machine, in nanoseconds:
- * the least per page of the timed populates (the populate and a first
- * read), or 0 until SMP_TOUCH_SAMPLES were timed. */
-SMP_HIDDEN uint32_t os_touch_ns(void);
-/* Time no more populates of small pages (small: the cost is given,
- * SMPALLOC_FAULT_NS), of huge pages (huge: SMPALLOC_HUGE_FAULT_NS or
- * SMPALLOC_FAULT_NS given), or both. */
-SMP_HIDDEN void os_touch_off(bool small, bool huge);
-/* Fault in the huge page at p (size bytes, aligned, advised
- * MADV_HUGEPAGE, untouched: no other thread can reach it yet), timed
- * (os_huge_touch_ns), unless the timing is off or SMP_HUGE_TIMED were
- * started already (then it does nothing).  Callers may overlap. */
-SMP_HIDDEN void os_populate_huge(void *p, size_t size);
-/* What the first touch of a huge page costs per small page of it, in ns:
- * the mean of the huge pages timed but the dearest (one preempted populate
- * must not decide), or 0 until SMP_HUGE_SAMPLES were timed; *timed (when
- * not NULL) is how many were. */
-SMP_HIDDEN uint32_t os_huge_touch_ns(unsigned *timed);
 /* How many of the first pages of [p, p+size), at most 64, are resident
  * (mincore); SIZE_MAX if the kernel cannot tell. */
 SMP_HIDDEN size_t os_resident(void *p, size_t size);

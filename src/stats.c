@@ -102,20 +102,6 @@ SMP_API void smp_stats_print(int fd) {
   OUT("  large blocks %12zu (%zu bytes)\n", st.large_blocks, st.large_bytes);
   OUT("  slots        %12zu (%zu busy try-locks, %zu waits)\n", st.slots, st.lock_contended,
       st.lock_waits);
-  unsigned touch = options.fault_ns ? options.fault_ns : os_touch_ns();
-  if (touch == 0) OUT("  page touch        not timed yet (faults taken as cheap)\n");
-  else
-    OUT("  page touch   %12u ns (%s: faults %s)\n", touch, options.fault_ns ? "SMPALLOC_FAULT_NS" : "timed",
-        chunk_dear() ? "dear" : "cheap");
-  unsigned timed = 0, huge = options.huge_fault_ns ? options.huge_fault_ns : os_huge_touch_ns(&timed);
-  if (options.hugepages != 1) OUT("  huge page touch   not timed (SMPALLOC_HUGEPAGES=%u)\n", options.hugepages);
-  else if (huge == 0) OUT("  huge page touch   not timed yet (huge pages taken to pay)\n");
-  else if (options.huge_fault_ns)
-    OUT("  huge page touch %9u ns a 4 KiB page (SMPALLOC_HUGE_FAULT_NS: huge pages %s)\n", huge,
-        chunk_huge_pays() ? "pay" : "dear");
-  else
-    OUT("  huge page touch %9u ns a 4 KiB page (timed, %u huge pages: huge pages %s)\n", huge, timed,
-        chunk_huge_pays() ? "pay" : "dear");
   OUT("  class      size    in use     slabs\n");
   for (unsigned c = 0; c < SMP_NCLASS; c++)
     if (st.classes[c].slabs)

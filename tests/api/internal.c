@@ -52,7 +52,7 @@
  *     a batch of two slots' blocks goes home as two parcels;
  *     smp_collect drains every inbox.
  *   - four threads that run out of granules together (chunk_grow, dense
- *     chunks whose first huge pages are timed with no lock held) are each
+ *     chunks) are each
  *     handed their own granules, none twice, and all counted in use;
  *   - where the kernel's huge page mode is "always" (forced), a sparse
  *     chunk and a block mapped alone are advised for small pages (their
@@ -66,11 +66,6 @@
  *     address-space limit is set), and an area as big advised for huge
  *     pages is there already, in a small heap (the dense reservation is
  *     made with the first sparse one).
- *   - the huge pages' timing (os_populate_huge, os_huge_touch_ns): each
- *     call faults its huge page in (its first small page alone where the
- *     kernel gives no huge page) and counts one more, the cost reads 0
- *     until SMP_HUGE_SAMPLES were timed and above 0 from then on, and
- *     past SMP_HUGE_TIMED a call does nothing (its page stays out).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -441,9 +436,9 @@ static unsigned long give_runs(size_t size) {
 
 /* Threads that run out of granules together (chunk_grow): each takes
  * GROW_EACH dense granules, one at a time, growing when none is at hand,
- * and writes its mark at the start of each.  The first dense chunks'
- * huge pages are timed with no lock held, so growers overlap there, and a
- * chunk mapped meanwhile is kept as the next (the spare). */
+ * and writes its mark at the start of each.  Growers map with no lock
+ * held, so they overlap there, and a chunk mapped meanwhile serves the
+ * next growth. */
 #define GROW_THREADS 4
 #define GROW_EACH 96
 static slab_t *grown[GROW_THREADS][GROW_EACH];
@@ -490,10 +485,6 @@ static size_t grow_chunk_bytes(void) {
  * either one the threads took or one the second drain found: a chunk
  * mapped and neither carved nor kept as the spare would show. */
 static void grow_race(void) {
-  /* Huge pages pay, whatever the timing says (SMPALLOC_HUGE_FAULT_NS):
-   * the first dense chunks' huge pages are still timed. */
-  options.fault_ns = 1000;
-  options.huge_fault_ns = 1;
   grow_drain();
   size_t active = chunk_active(), bytes = grow_chunk_bytes();
   pthread_t t[GROW_THREADS];
@@ -517,75 +508,6 @@ static void grow_race(void) {
   CHECK(mapped == GROW_THREADS * GROW_EACH + left,
         "growing together: %zu granules mapped, %u taken and %zu left in the pool: %zd lost", mapped,
         GROW_THREADS * GROW_EACH, left, (ssize_t)(mapped - GROW_THREADS * GROW_EACH - left));
-  if (options.hugepages != 1 || os_huge_size() == 0) {
-    printf("note: no huge pages here: not checked what happens when they turn out dear\n");
-    return;
-  }
-  /* Then huge pages turn out dear while a dense chunk is being carved
-   * (taken to one granule past a new chunk's start): its other 63
-   * granules serve the next growth, mapping nothing (chunk_grow). */
-  bool zero;
-  size_t taken = 0, at = grow_chunk_bytes();
-  while (grow_chunk_bytes() == at) {
-    if (chunk_take(1, true, &zero) != NULL) taken++;
-    else if (!chunk_grow(1, true)) break;
-  }
-  CHECK(chunk_take(1, true, &zero) != NULL, "no dense granule past a new chunk's start");
-  taken++;
-  options.fault_ns = 1000;
-  options.huge_fault_ns = 100000;
-  CHECK(!chunk_huge_pays(), "huge pages judged to pay at %u ns a 4 KiB page against %u", options.huge_fault_ns,
-        options.fault_ns);
-  left = grow_drain();
-  size_t before = grow_chunk_bytes();
-  CHECK(chunk_grow(1, true), "no growth once huge pages are dear");
-  size_t more = grow_drain();
-  mapped = (grow_chunk_bytes() - at) / SMP_SLAB_SIZE;
-  CHECK(grow_chunk_bytes() == before && more == SMP_CHUNK_SLABS - 1,
-        "huge pages dear: growing mapped %zu bytes, and %zu granules came after, not the dense chunk's %u",
-        grow_chunk_bytes() - before, more, (unsigned)SMP_CHUNK_SLABS - 1);
-  CHECK(mapped == taken + left + more, "huge pages dear: %zu granules mapped, %zu taken: %zd lost", mapped,
-        taken + left + more, (ssize_t)(mapped - taken - left - more));
-}
-
-/* The huge pages' timing: SMP_HUGE_TIMED + 2 calls on fresh huge pages
- * (the library may have timed some already: counts are relative). */
-static unsigned huge_timing(void) {
-  size_t huge = os_huge_size() ? os_huge_size() : (size_t)2 << 20;
-  unsigned checks = 0;
-  /* Does the kernel give huge pages here (THP on, memory to spare)?  One
-   * write to an advised, aligned region tells: its first 64 pages are
-   * resident after it, or just the one written. */
-  char *probe = os_map(huge, huge, false);
-  CHECK(probe != NULL, "no %zu bytes to map", huge);
-  if (probe == NULL) return 1;
-  os_hugepage(probe, huge);
-  *(volatile char *)probe = 1;
-  size_t want = os_resident(probe, huge) == 64 ? 64 : 1;
-  os_unmap(probe, huge);
-  if (want == 1) printf("note: no huge page given: a timed one faults in its first page alone\n");
-  for (unsigned i = 0; i < SMP_HUGE_TIMED + 2; i++) {
-    char *p = os_map(huge, huge, false);
-    CHECK(p != NULL, "no %zu bytes to map", huge);
-    if (p == NULL) break;
-    os_hugepage(p, huge);
-    unsigned n0 = 0, n1 = 0;
-    os_huge_touch_ns(&n0);
-    os_populate_huge(p, huge);
-    uint32_t ns = os_huge_touch_ns(&n1);
-    size_t in = os_resident(p, huge); /* of its first 64 pages */
-    if (n0 < SMP_HUGE_TIMED) {
-      CHECK(n1 == n0 + 1, "a huge page timed: %u timed before, %u after", n0, n1);
-      CHECK(in == want, "a huge page timed: %zu of its first 64 pages resident, not %zu", in, want);
-      CHECK(n1 < SMP_HUGE_SAMPLES ? ns == 0 : ns > 0, "%u huge pages timed, cost %u ns", n1, ns);
-    } else {
-      CHECK(n1 == n0, "past %u huge pages timed, one more counted (%u -> %u)", SMP_HUGE_TIMED, n0, n1);
-      CHECK(in == 0, "past %u huge pages timed, %zu of a huge page's first 64 pages faulted in", SMP_HUGE_TIMED, in);
-    }
-    checks += 3;
-    os_unmap(p, huge);
-  }
-  return checks;
 }
 
 /* 1 if the mapping that holds p has the two-letter flag in its VmFlags
@@ -713,12 +635,11 @@ static unsigned long region_checks(void) {
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
  * a sparse chunk and a block mapped alone are advised for small pages
  * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
- * faults taken as cheap (no dense chunk in a heap this small). */
+ * no dense chunk in a heap this small. */
 static unsigned long thp_always_checks(void) {
   fflush(stdout);
   pid_t child = fork();
   if (child == 0) {
-    options.fault_ns = 1;
     os_huge_always_set(true);
     void *big = smp_malloc(SMP_EXTENT_MAX + (1u << 20)), *run[80]; /* past the arenas: mapped alone */
     for (int i = 0; i < 80; i++) run[i] = smp_malloc(60u << 10); /* a granule each: 5 MiB, a new chunk */
@@ -982,7 +903,6 @@ int main(void) {
   CHECK(collected == 0, "%zu blocks of 96 B still out of their slabs after smp_collect (the inboxes not drained?)",
         collected);
   checks += 11;
-  checks += huge_timing();
   printf("internal: %lu checks, %lu failed\n", checks, failures);
   return failures != 0;
 }

@@ -6,8 +6,6 @@
 #   SMPALLOC_CHECKED=1         free(a); free(b); free(a) aborts with one line
 #                              "smpalloc: ..."; a correct program runs as usual
 #   SMPALLOC_SLOTS=N           smp_stats_get reports N slots (default: CPUs)
-#   SMPALLOC_FAULT_NS=N        the statistics say a page touch costs N ns,
-#                              and faults dear from 3000 on, cheap below
 #   SMPALLOC_PURGE_DELAY_MS    0: RSS falls as 64 MiB of small blocks are
 #                              freed; an hour: it does not (threshold 1g)
 #   SMPALLOC_PURGE_THRESHOLD   1m: RSS falls despite an hour's delay; unset
@@ -85,15 +83,6 @@ for v in 0 1 2; do
   else
     fail "SMPALLOC_HUGEPAGES=$v: the start-up line does not end ', huge pages $v, checked off':"; show
   fi
-done
-
-# SMPALLOC_FAULT_NS: the statistics give the cost it sets and the verdict
-# (1 ns: cheap; 10000 ns: dear, at SMP_DEAR_TOUCH_NS = 4500 and up).
-for v in 1:cheap 4499:cheap 4500:dear 10000:dear; do
-  run SMPALLOC_STATS=1 SMPALLOC_FAULT_NS=${v%%:*} -- plain
-  want="page touch *${v%%:*} ns (SMPALLOC_FAULT_NS: faults ${v#*:})"
-  if [ "$RC" -eq 0 ] && grep -q -- "$want" <<<"$ERR"; then ok "SMPALLOC_FAULT_NS=${v%%:*}: the statistics say faults ${v#*:}"
-  else fail "SMPALLOC_FAULT_NS=${v%%:*}: no line like '$want' in the statistics:"; show; fi
 done
 
 # The page map: flat (a 16 GiB read-only reservation) by default, two-level
@@ -234,7 +223,7 @@ burst returned SMPALLOC_PURGE_DELAY_MS=3600000 SMPALLOC_PURGE_THRESHOLD=8m
 # ---- unknown names and bad values: one warning, then the default -------------
 for bad in SMPALLOC_SLOTS=abc SMPALLOC_SLOTS=100000 SMPALLOC_SLOTS=0 SMPALLOC_FOO=1 \
            SMPALLOC_PURGE_THRESHOLD=12q SMPALLOC_PURGE_DELAY_MS=-5 SMPALLOC_CHECKED=maybe \
-           SMPALLOC_HUGEPAGES=3 SMPALLOC_FAULT_NS=2000000 SMPALLOC_FAULT_NS=fast; do
+           SMPALLOC_HUGEPAGES=3 SMPALLOC_PURGE_DELAY_MS=99999999999 SMPALLOC_FAULT_NS=1; do
   name=${bad%%=*}
   run "$bad" -- plain
   warning=$(grep -v '^main-' <<<"$ERR")

@@ -7,11 +7,7 @@
 # writes 1,000 blocks of 48 bytes, then 400 of 1,000 bytes; under
 # LD_PRELOAD=build/libsmpalloc.so each phase may take at most a fault per
 # 4 pages of blocks (with pages faulted one by one: 12-13 and 15-16 faults for
-# 11 and 97 pages; now 0-1 each).  SMPALLOC_FAULT_NS=1 gives the cost of a
-# page's first touch, so the library does not time it: the timing's own
-# first clock read faults in 2-3 pages of libc and the vDSO once, which
-# are not the blocks' pages this counts (t_mem_hugepages checks the
-# timing).  glibc runs too, for comparison: its
+# 11 and 97 pages; now 0-1 each).  glibc runs too, for comparison: its
 # figures are not asserted.  Skipped where the counter cannot be opened.
 # Run from the repository root (tests/run.sh does); 0 pass, 77 skip, else
 # fail.
@@ -21,6 +17,6 @@ need "$BIN" "$LIB"
 "$BIN" --expect glibc >/dev/null 2>&1
 [ $? -eq 77 ] && skip "no software page-fault counter here (perf_event_open)"
 check_run -t 60 "smpalloc (LD_PRELOAD): at most a fault per 4 pages of fresh blocks" \
-  env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --max-share 4
+  env LD_PRELOAD="$LIB" "$BIN" --expect smpalloc --max-share 4
 glibc_run 60
 finish

@@ -34,29 +34,8 @@
 #     32 MiB (their other pages are never touched, never faulted in ahead);
 #   - SMPALLOC_HUGEPAGES=2 (eager): sparse and runs 8 each get huge pages
 #     (at least 2 MiB), and sparse's RSS grows by less than 8 MiB.
-# Those checks are of the policy where page faults are cheap
-# (SMPALLOC_FAULT_NS=1: a first touch taken to cost 1 ns).  Where they are
-# dear (SMPALLOC_FAULT_NS=10000), huge pages come sooner (config.h,
-# SMP_DEAR_TOUCH_NS):
-#   - dense 3: 3 MiB of 64-byte blocks, a class of 8 slabs in a heap past
-#     2 MiB: at least 2 MiB in huge pages;
-#   - edges 32: blocks written at their ends get them too (at least
-#     16 MiB): a page's first touch costs more than a huge page's share;
-#   - sparse: a heap under 2 MiB still gets none, and grows by < 2 MiB.
-# And unset, the library times a page's first touch itself: the statistics
-# say what it measured (a time above 0, "timed"), and its verdict is the
-# policy dense 3 gets: huge pages where it says dear, none where cheap.
-# A huge page must also pay (chunk.c, chunk_huge_pays; config.h,
-# SMP_HUGE_SAMPLES): where its first touch costs more per 4 KiB than a
-# 4 KiB page's, no chunk is advised for huge pages:
-#   - dense 64 with SMPALLOC_FAULT_NS=2000 and SMPALLOC_HUGE_FAULT_NS=4000:
-#     no huge page; with SMPALLOC_HUGE_FAULT_NS=500: at least 32 MiB;
-#   - dense 64, both timed: the statistics give the huge pages' cost and
-#     how many were timed (3 to 8) and the verdict; "pay" and at least
-#     32 MiB are in huge pages, "dear" and at most the timed chunks' 4 MiB
-#     each are;
-#   - runs 8 with SMPALLOC_HUGEPAGES=2 and huge pages dearer: eager mode
-#     takes them all the same (at least 2 MiB).
+# The policy is the same on every machine: no clock decides (the fault
+# timing, SMPALLOC_FAULT_NS, is gone: docs/design.md, "Tried and left out").
 # The machine decides: skipped when its transparent huge pages are off
 # (never) or unknown.  Where the kernel gives them to every mapping
 # (always), smpalloc advises what it does not want in huge pages for small
@@ -74,7 +53,7 @@ echo "transparent huge pages: $mode"
 # field NAME: the value of NAME in the program's output line.
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$OUT"; }
 
-if check_run -t 120 "dense 12: 12 MiB of 64-byte blocks, a class past the mark, a heap under 16 MiB" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" dense 12; then
+if check_run -t 120 "dense 12: 12 MiB of 64-byte blocks, a class past the mark, a heap under 16 MiB" env LD_PRELOAD="$LIB" "$BIN" dense 12; then
   huge=$(field huge_kib)
   [ "$huge" -ge 4096 ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages for a class past 4 MiB, want >= 4096"
 fi
@@ -92,7 +71,7 @@ for limit in none "-v $((64 << 20))" "-d $((8 << 20))"; do
   for phase in "dense 64:64 MiB of 64-byte blocks" "runs 64:64 MiB of 96 KiB blocks (runs)"; do
     # shellcheck disable=SC2086
     if check_run -t 120 "${phase%%:*}: ${phase#*:}, limit: $limit" \
-        bash -c '[ "$1" = none ] || ulimit $1 || exit 2; shift; exec "$@"' - "$limit" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" ${phase%%:*}; then
+        bash -c '[ "$1" = none ] || ulimit $1 || exit 2; shift; exec "$@"' - "$limit" env LD_PRELOAD="$LIB" "$BIN" ${phase%%:*}; then
       huge=$(field huge_kib) faults=$(field faults)
       [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
       [ "$faults" -lt 4096 ] && ok "$faults page faults" || fail "$faults page faults, want < 4096"
@@ -107,102 +86,41 @@ for limit in none "-v $((64 << 20))" "-d $((8 << 20))"; do
     fi
   done
 done
-if check_run -t 120 "whole 64: 64 MiB of 24 KiB blocks, written whole" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" whole 64; then
+if check_run -t 120 "whole 64: 64 MiB of 24 KiB blocks, written whole" env LD_PRELOAD="$LIB" "$BIN" whole 64; then
   huge=$(field huge_kib)
   [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
 fi
 for phase in dense runs; do
-  if check_run -t 120 "$phase 64, SMPALLOC_HUGEPAGES=0" env SMPALLOC_HUGEPAGES=0 SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" $phase 64; then
+  if check_run -t 120 "$phase 64, SMPALLOC_HUGEPAGES=0" env SMPALLOC_HUGEPAGES=0 LD_PRELOAD="$LIB" "$BIN" $phase 64; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=0"
   fi
 done
-if check_run -t 120 "dense 3: 3 MiB of 64-byte blocks, below the mark" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" dense 3; then
+if check_run -t 120 "dense 3: 3 MiB of 64-byte blocks, below the mark" env LD_PRELOAD="$LIB" "$BIN" dense 3; then
   [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a class under 4 MiB"
 fi
-if check_run -t 120 "runs 8: 8 MiB of 96 KiB blocks, a heap under 16 MiB" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" runs 8; then
+if check_run -t 120 "runs 8: 8 MiB of 96 KiB blocks, a heap under 16 MiB" env LD_PRELOAD="$LIB" "$BIN" runs 8; then
   [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for the runs of a small heap"
 fi
-if check_run -t 120 "sparse: one block of every class" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" sparse; then
+if check_run -t 120 "sparse: one block of every class" env LD_PRELOAD="$LIB" "$BIN" sparse; then
   [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a light use"
   [ "$(field rss_growth_kib)" -lt 2048 ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
     fail "RSS grew $(field rss_growth_kib) KiB for one block of each class, want < 2048"
 fi
-if check_run -t 120 "edges 32: 32 MiB of 24 KiB blocks, each written at its ends" env SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" edges 32; then
+if check_run -t 120 "edges 32: 32 MiB of 24 KiB blocks, each written at its ends" env LD_PRELOAD="$LIB" "$BIN" edges 32; then
   [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for blocks written at their ends"
   [ "$(field rss_growth_kib)" -lt $((16 * 1024)) ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
     fail "RSS grew $(field rss_growth_kib) KiB for 32 MiB of blocks written at their ends, want < 16384"
 fi
 for eager in 1 2; do
-  if check_run -t 120 "big 16: one block of 16 MiB, SMPALLOC_HUGEPAGES=$eager" env SMPALLOC_HUGEPAGES=$eager SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" big 16; then
+  if check_run -t 120 "big 16: one block of 16 MiB, SMPALLOC_HUGEPAGES=$eager" env SMPALLOC_HUGEPAGES=$eager LD_PRELOAD="$LIB" "$BIN" big 16; then
     [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a mapped block"
   fi
 done
 
-# Where page faults are dear.
-DEAR=(env SMPALLOC_FAULT_NS=10000 LD_PRELOAD="$LIB" "$BIN")
-for phase in "dense 3:2048:3 MiB of 64-byte blocks" "edges 32:16384:32 MiB of 24 KiB blocks written at their ends"; do
-  IFS=: read -r args want what <<<"$phase"
-  # shellcheck disable=SC2086
-  if check_run -t 120 "$args, faults dear: $what" "${DEAR[@]}" $args; then
-    huge=$(field huge_kib)
-    [ "$huge" -ge "$want" ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages where faults are dear, want >= $want"
-  fi
-done
-if check_run -t 120 "sparse, faults dear: a heap under 2 MiB" "${DEAR[@]}" sparse; then
-  [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for a light use where faults are dear"
-  [ "$(field rss_growth_kib)" -lt 2048 ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
-    fail "RSS grew $(field rss_growth_kib) KiB for one block of each class where faults are dear, want < 2048"
-fi
-
-# Timed: the statistics give the cost measured and the verdict, which
-# dense 3 follows.
-if check_run -t 120 "dense 3, the cost timed" env SMPALLOC_STATS=1 LD_PRELOAD="$LIB" "$BIN" dense 3; then
-  line=$(grep -E '^  page touch ' <<<"$OUT")
-  ns=$(awk '{ print $3 }' <<<"$line")
-  verdict=$(sed -n 's/.*(timed: faults \([a-z]*\)).*/\1/p' <<<"$line")
-  huge=$(field huge_kib)
-  if ! [[ "$ns" =~ ^[0-9]+$ ]] || [ "$ns" -eq 0 ] || [ -z "$verdict" ]; then
-    fail "no timed page touch in the statistics: '$line'"
-  elif [ "$verdict" = dear ]; then
-    [ "$huge" -ge 2048 ] && ok "timed $ns ns a page, dear: $huge KiB in huge pages" ||
-      fail "timed $ns ns a page, dear, yet only $huge KiB in huge pages, want >= 2048"
-  else
-    [ "$huge" -eq 0 ] && ok "timed $ns ns a page, cheap: no huge page" ||
-      fail "timed $ns ns a page, cheap, yet $huge KiB in huge pages for a class under 4 MiB"
-  fi
-fi
-
-# Huge pages only where they pay.
-if check_run -t 120 "dense 64, huge pages dearer than 4 KiB pages" env SMPALLOC_FAULT_NS=2000 SMPALLOC_HUGE_FAULT_NS=4000 LD_PRELOAD="$LIB" "$BIN" dense 64; then
-  [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages that cost more than 4 KiB pages"
-fi
-if check_run -t 120 "dense 64, huge pages cheaper than 4 KiB pages" env SMPALLOC_FAULT_NS=2000 SMPALLOC_HUGE_FAULT_NS=500 LD_PRELOAD="$LIB" "$BIN" dense 64; then
-  huge=$(field huge_kib)
-  [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages that pay, want >= 32768"
-fi
-if check_run -t 120 "dense 64, both costs timed" env SMPALLOC_STATS=1 LD_PRELOAD="$LIB" "$BIN" dense 64; then
-  line=$(grep -E '^  huge page touch ' <<<"$OUT")
-  read -r ns timed verdict < <(sed -n 's/^  huge page touch *\([0-9]*\) ns a 4 KiB page (timed, \([0-9]*\) huge pages: huge pages \([a-z]*\)).*/\1 \2 \3/p' <<<"$line")
-  huge=$(field huge_kib)
-  if [ -z "$verdict" ] || [ "$ns" -eq 0 ] || [ "$timed" -lt 3 ] || [ "$timed" -gt 8 ]; then
-    fail "no timed huge page touch (3 to 8 huge pages) in the statistics: '$line'"
-  elif [ "$verdict" = pay ]; then
-    [ "$huge" -ge $((32 * 1024)) ] && ok "timed $ns ns a 4 KiB page over $timed huge pages, pay: $huge KiB in huge pages" ||
-      fail "timed $ns ns a 4 KiB page over $timed huge pages, pay, yet only $huge KiB in huge pages, want >= 32768"
-  else
-    [ "$huge" -le $((timed * 4096)) ] && ok "timed $ns ns a 4 KiB page over $timed huge pages, dear: $huge KiB in huge pages" ||
-      fail "timed $ns ns a 4 KiB page over $timed huge pages, dear, yet $huge KiB in huge pages, want <= $((timed * 4096))"
-  fi
-fi
-
-# Eager: every slab and run from the start, whatever huge pages cost.
-if check_run -t 120 "runs 8, SMPALLOC_HUGEPAGES=2, huge pages dearer than 4 KiB pages" env SMPALLOC_HUGEPAGES=2 SMPALLOC_FAULT_NS=2000 SMPALLOC_HUGE_FAULT_NS=4000 LD_PRELOAD="$LIB" "$BIN" runs 8; then
-  [ "$(field huge_kib)" -ge 2048 ] && ok "$(field huge_kib) KiB in huge pages" ||
-    fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=2 where they cost more, want >= 2048"
-fi
+# Eager: every slab and run from the start.
 for phase in sparse "runs 8"; do
   # shellcheck disable=SC2086
-  if check_run -t 120 "$phase, SMPALLOC_HUGEPAGES=2" env SMPALLOC_HUGEPAGES=2 SMPALLOC_FAULT_NS=1 LD_PRELOAD="$LIB" "$BIN" $phase; then
+  if check_run -t 120 "$phase, SMPALLOC_HUGEPAGES=2" env SMPALLOC_HUGEPAGES=2 LD_PRELOAD="$LIB" "$BIN" $phase; then
     [ "$(field huge_kib)" -ge 2048 ] && ok "$(field huge_kib) KiB in huge pages" ||
       fail "$(field huge_kib) KiB in huge pages with SMPALLOC_HUGEPAGES=2, want >= 2048"
     if [ "$phase" = sparse ]; then
