@@ -72,9 +72,10 @@
  *   purge.c      the purge policy, the reclaim path
  *   tcache.c     thread caches
  *   slot.c       slots, rotation, batches        large.c   runs, mappings
- *   slab.c       one slab's bitmap
- *   chunk.c      chunks, descriptors, the pool of free granules, metadata
+ *   slab.c       one slab's bitmap               extent.c  arenas, 1-32 MiB
+ *   chunk.c      chunks, descriptors, the pool of free granules
  *   pagemap.c    address -> slab or large block  sizeclass.c  the classes
+ *   region.c     metadata, chunk reservations
  *   lock.c       the mutex                       options.c    SMPALLOC_*
  *   os.c         every system call
  */

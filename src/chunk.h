@@ -121,11 +121,6 @@ static inline void chunk_set_state(slab_t *g, unsigned s) {
   atomic_store_explicit(&g->state, (uint8_t)s, memory_order_relaxed);
 }
 
-/* Zeroed metadata memory that is never freed (chunk metadata, thread
- * caches), from guarded regions; align is a power of two up to the page
- * size.  NULL when out of memory.  May map (no lock may be held). */
-SMP_HIDDEN void *chunk_meta_alloc(size_t size, size_t align);
-
 /* k contiguous free granules (1 <= k <= SMP_CHUNK_SLABS) from the pool,
  * out of it (state G_FRESH for the caller to set), the best fit; *zero
  * tells whether their memory is known to be zero (no page of them

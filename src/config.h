@@ -307,7 +307,7 @@
 /* Metadata (descriptors, bitmaps, thread caches) comes from regions of this
  * many bytes, each with a guard page at both ends: a user block that
  * overflows can never reach allocator state.  Each next region is twice the
- * last, up to SMP_META_REGION_MAX (chunk.c, chunk_meta_alloc): mapping one
+ * last, up to SMP_META_REGION_MAX (region.c, meta_alloc): mapping one
  * takes the address space's lock for writing (os.h, os_reserve). */
 #ifndef SMP_META_REGION
 #define SMP_META_REGION (256u << 10)

@@ -6,6 +6,7 @@
 #include "lock.h"
 #include "os.h"
 #include "pagemap.h"
+#include "region.h"
 
 #define GRANULE SMP_SLAB_SIZE
 #define NG ((unsigned)(SMP_EXTENT_ARENA / SMP_SLAB_SIZE)) /* granules an arena */
@@ -112,7 +113,7 @@ static bool ext_arena_new(void) {
   lock_drop(&ext_lock);
   if (off || track_running()) return false;
   void *p = os_reserve(SMP_EXTENT_ARENA, GRANULE);
-  arena_t *ar = p != NULL ? chunk_meta_alloc(sizeof *ar, 64) : NULL;
+  arena_t *ar = p != NULL ? meta_alloc(sizeof *ar, 64) : NULL;
   if (ar == NULL || !pagemap_reserve((uintptr_t)p, SMP_EXTENT_ARENA)) {
     if (p != NULL) os_unreserve(p, SMP_EXTENT_ARENA);
     if (p == NULL) {

@@ -8,6 +8,7 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "region.h"
 #include "slab.h"
 #include "slot.h"
 
@@ -244,7 +245,7 @@ static void slot_drain(slot_t *s) {
 static parcel_t *parcel_get(slot_t *s, parcel_t **stash) {
   parcel_t *p = *stash;
   if (p == NULL) p = atomic_exchange_explicit(&s->spare, NULL, memory_order_acquire);
-  if (p == NULL) return chunk_meta_alloc(sizeof *p, SMP_CACHE_LINE);
+  if (p == NULL) return meta_alloc(sizeof *p, SMP_CACHE_LINE);
   *stash = p->next;
   return p;
 }

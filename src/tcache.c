@@ -6,6 +6,7 @@
 #include "chunk.h"
 #include "lock.h"
 #include "options.h"
+#include "region.h"
 #include "slab.h"
 #include "slot.h"
 #include "tcache.h"
@@ -118,7 +119,7 @@ tcache_t *tcache_create(void) {
   bool reused = tc != NULL;
   if (tc == NULL) {
     size_t page = os_page_size(), skew = (SMP_TCACHE_HEAD_AT + page - rows % page) % page;
-    char *m = chunk_meta_alloc(skew + rows + sizeof *tc + room * sizeof(void *) + sizeof(tcache_remote_t), page);
+    char *m = meta_alloc(skew + rows + sizeof *tc + room * sizeof(void *) + sizeof(tcache_remote_t), page);
     if (m == NULL) {
       tcache_use(&tcache_gone);
       return NULL;

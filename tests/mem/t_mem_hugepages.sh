@@ -11,7 +11,7 @@
 #     (chunk.c, region_take): at most 3 areas advised for huge pages;
 #     where reservations are not made (an address-space limit, `ulimit
 #     -v`; or strict overcommit), each dense chunk is mapped alone, apart
-#     from the others, an area of its own (chunk_map_alone): at least 8
+#     from the others, an area of its own (region_map_alone): at least 8
 #     areas (side by side, the kernel would merge them into one or two);
 #     the same under a data limit (`ulimit -d`, which counts a reservation
 #     as data);
