@@ -181,7 +181,7 @@
  * (Both for classes written whole: SMP_PROBE_FROM.) */
 /* Classes of blocks of this size and more (two pages or more) are faulted
  * in ahead, or get huge pages, only once a full slab of theirs showed the
- * program writing more than 3/8 of its pages (slot.c, class_use): a
+ * program writing more than 3/8 of its pages (slab.c, class_use): a
  * program may use only the ends of a big block (glibc-thread: 1.31x ->
  * 0.96-0.98x glibc's peak RSS, 0.56x -> 0.60x its time), or write it
  * whole (realloc-grow, whose heap keeps its huge pages: 0.79x -> 0.78x). */

@@ -58,7 +58,7 @@ size_t large_size(pagemap_entry_t e) {
  * SMP_RUN_PROBE_PAGES / 32 pages were measured, runs count as dense.  The counts halve past
  * SMP_RUN_PROBE_PAGES, so a program that changes how it writes changes
  * the verdict.  Runs are dense while more than 3/8 of the probed pages
- * were resident, as slabs (slot.c, class_use). */
+ * were resident, as slabs (slab.c, class_use). */
 static _Atomic uint32_t probe_pages, probe_resident;
 static _Atomic(slab_t *) probe_last; /* the last probe, not measured yet */
 
@@ -94,7 +94,7 @@ static void *large_run_alloc(unsigned k, bool *zeroed) {
     run = chunk_take(k, dense, zeroed);
   }
   chunk_set_state(run, RUN_USED);
-  __atomic_store_n(&run->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
+  __atomic_store_n(&run->cls, (uint16_t)k, __ATOMIC_RELAXED); /* read racily: slab.c, slab_class_measure */
   pagemap_set(chunk_base(run), pagemap_run(run));
   if (probe && *zeroed && !run->chunk->huge) {
     slab_t *last = atomic_exchange_explicit(&probe_last, run, memory_order_relaxed);

@@ -1,5 +1,6 @@
 /*
- * slab.c - one slab's bitmap: set up, take, give back, retire (slab.h).
+ * slab.c - one slab's bitmap: set up, take, give back, retire; and how the
+ * program writes each class's blocks (slab.h).
  */
 #include <string.h>
 
@@ -46,7 +47,7 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   sl->untouched = zero;
   sl->hint = 0;
   sl->used = 0;
-  __atomic_store_n(&sl->cls, (uint16_t)cls, __ATOMIC_RELAXED); /* read racily: slot.c, class_measure */
+  __atomic_store_n(&sl->cls, (uint16_t)cls, __ATOMIC_RELAXED); /* read racily: slab.c, slab_class_measure */
   sl->bin = slab_bin(cls, owner);
   sl->recip = ci->recip;
   sl->owner = (uint16_t)owner;
@@ -144,4 +145,44 @@ void slab_retire(slab_t *sl, bool checked) {
   }
   pagemap_set(chunk_base(sl), 0); /* from now on a free() into it is an invalid pointer */
   chunk_put(sl, 1);
+}
+
+/* ---- how a class is written ------------------------------------------------ */
+
+/* How the program writes the blocks of a class of SMP_PROBE_FROM bytes
+ * and more: not known yet, whole (more than 3/8 of the pages of a full
+ * slab of them resident), or in part.  Until it is known to be whole, the
+ * class's slabs are sparse: never faulted in ahead, never in huge pages,
+ * so a page becomes resident only when the program (or free's key) writes
+ * it.  Known from the first full sparse slab of the class, measured (its
+ * resident pages) when the next one fills up: by then the program has had
+ * the blocks of the first.  (A block written at its start and end only,
+ * glibc-thread's, leaves 4-6 of a slab's 16 pages resident in its classes
+ * of 10-32 KiB; realloc-grow's arrays 8-15.)  Set once; a hint, read and
+ * written relaxed. */
+enum { USE_UNKNOWN, USE_WHOLE, USE_PART };
+static _Atomic uint8_t class_use[SMP_NCLASS];
+/* The full sparse slab of each such class waiting to be measured. */
+static _Atomic(slab_t *) class_probe[SMP_NCLASS];
+
+bool slab_class_whole(unsigned cls) {
+  return class_table[cls].size < SMP_PROBE_FROM ||
+         atomic_load_explicit(&class_use[cls], memory_order_relaxed) == USE_WHOLE;
+}
+
+slab_t *slab_class_full(slab_t *sl, unsigned cls) {
+  if (atomic_load_explicit(&class_use[cls], memory_order_relaxed) != USE_UNKNOWN) return NULL;
+  return atomic_exchange_explicit(&class_probe[cls], sl, memory_order_relaxed);
+}
+
+void slab_class_measure(slab_t *sl, unsigned cls) {
+  unsigned state = chunk_state(sl);
+  if (__atomic_load_n(&sl->cls, __ATOMIC_RELAXED) != cls || (state != SLAB_FULL && state != SLAB_PARTIAL))
+    return;
+  size_t page = os_page_size(), span = (size_t)class_table[cls].count * class_table[cls].size;
+  size_t pages = (span + page - 1) / page, got = os_resident((void *)chunk_base(sl), span);
+  if (got == SIZE_MAX) return;
+  uint8_t unknown = USE_UNKNOWN;
+  atomic_compare_exchange_strong_explicit(&class_use[cls], &unknown, 8 * got > 3 * pages ? USE_WHOLE : USE_PART,
+                                          memory_order_relaxed, memory_order_relaxed);
 }

@@ -123,4 +123,17 @@ SMP_HIDDEN void slab_fill_free(const slab_t *sl, void *p);
  * cleared, to the pool. */
 SMP_HIDDEN void slab_retire(slab_t *sl, bool checked);
 
+/* Are the blocks of class cls written whole (SMP_PROBE_FROM: classes of
+ * smaller blocks always are; bigger ones once a probe showed it)?  Then
+ * its slabs may be faulted in ahead, or dense.  A hint, read relaxed. */
+SMP_HIDDEN bool slab_class_whole(unsigned cls);
+/* The sparse slab sl of class cls, untouched ahead, just filled up: while
+ * the class's use is not known it waits to be measured, and the slab that
+ * waited before it is returned, to be measured now (NULL: none). */
+SMP_HIDDEN slab_t *slab_class_full(slab_t *sl, unsigned cls);
+/* Measure the probe slab sl of class cls (no lock held: a system call) and
+ * settle the class's use.  sl may have left the class meanwhile (read
+ * racily: a slab that changed hands is skipped). */
+SMP_HIDDEN void slab_class_measure(slab_t *sl, unsigned cls);
+
 #endif /* SMP_SLAB_H */

@@ -57,42 +57,6 @@ static _Atomic size_t waits;
  * every busy class once the heap holds SMP_HUGE_HEAP granules. */
 static _Atomic uint32_t class_slabs[SMP_NCLASS];
 
-/* How the program writes the blocks of a class of SMP_PROBE_FROM bytes
- * and more: not known yet, whole (more than 3/8 of the pages of a full
- * slab of them resident), or in part.  Until it is known to be whole, the
- * class's slabs are sparse: never faulted in ahead, never in huge pages,
- * so a page becomes resident only when the program (or free's key) writes
- * it.  Known from the first full sparse slab of the class, measured (its
- * resident pages) when the next one fills up: by then the program has had
- * the blocks of the first.  (A block written at its start and end only,
- * glibc-thread's, leaves 4-6 of a slab's 16 pages resident in its classes
- * of 10-32 KiB; realloc-grow's arrays 8-15.)  Set once; a hint, read and
- * written relaxed. */
-enum { USE_UNKNOWN, USE_WHOLE, USE_PART };
-static _Atomic uint8_t class_use[SMP_NCLASS];
-/* The full sparse slab of each such class waiting to be measured. */
-static _Atomic(slab_t *) class_probe[SMP_NCLASS];
-
-static bool class_whole(unsigned cls) {
-  return class_table[cls].size < SMP_PROBE_FROM ||
-         atomic_load_explicit(&class_use[cls], memory_order_relaxed) == USE_WHOLE;
-}
-
-/* Measure the probe slab sl of class cls (no lock held: a system call) and
- * settle the class's use.  sl may have left the class meanwhile (read
- * racily: a slab that changed hands is skipped). */
-static void class_measure(slab_t *sl, unsigned cls) {
-  unsigned state = chunk_state(sl);
-  if (__atomic_load_n(&sl->cls, __ATOMIC_RELAXED) != cls || (state != SLAB_FULL && state != SLAB_PARTIAL))
-    return;
-  size_t page = os_page_size(), span = (size_t)class_table[cls].count * class_table[cls].size;
-  size_t pages = (span + page - 1) / page, got = os_resident((void *)chunk_base(sl), span);
-  if (got == SIZE_MAX) return;
-  uint8_t unknown = USE_UNKNOWN;
-  atomic_compare_exchange_strong_explicit(&class_use[cls], &unknown, 8 * got > 3 * pages ? USE_WHOLE : USE_PART,
-                                          memory_order_relaxed, memory_order_relaxed);
-}
-
 unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
 
 /* Threads with a cache that use each slot (a hint: relaxed, and a thread
@@ -350,7 +314,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
                                  bool *defer, slab_t **probe) {
   bin_t *b = &s->bins[cls];
   uint32_t count = class_table[cls].count;
-  bool checked = options.checked, whole = class_whole(cls);
+  bool checked = options.checked, whole = slab_class_whole(cls);
   unsigned n = 0;
   while (n < want) {
     slab_t *sl = b->cur;
@@ -400,9 +364,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
       b->cur = NULL;
       /* A full sparse slab of a class whose use is not known: it waits
        * to be measured; the one before it is measured now (slot_take). */
-      if (!whole && sl->untouched && !sl->chunk->huge && *probe == NULL &&
-          atomic_load_explicit(&class_use[cls], memory_order_relaxed) == USE_UNKNOWN)
-        *probe = atomic_exchange_explicit(&class_probe[cls], sl, memory_order_relaxed);
+      if (!whole && sl->untouched && !sl->chunk->huge && *probe == NULL) *probe = slab_class_full(sl, cls);
     }
   }
   return n;
@@ -429,7 +391,7 @@ unsigned slot_take(unsigned cls, unsigned want, void **out, unsigned *slot, bool
     os_populate((void *)chunk_base(populate), (end + page) & ~page);
   }
   if (fresh.hi != 0) os_populate((void *)fresh.lo, fresh.hi - fresh.lo);
-  if (probe != NULL) class_measure(probe, cls);
+  if (probe != NULL) slab_class_measure(probe, cls);
   if (n < want) { /* taken downwards from out + want: down to out, leaving no stale copy */
     memmove(out, out + want - n, n * sizeof *out);
     track_forget(out + n, (want - n) * sizeof *out);
