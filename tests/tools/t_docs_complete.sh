@@ -4,7 +4,8 @@
 #   - every function declared in include/smpalloc.h is named in the README
 #     and in smpalloc(3)'s NAME section;
 #   - every SMPALLOC_* option of src/options.c is in the README's options
-#     table (SMPALLOC_LIB, the launcher's, in its text) and in smpalloc(3);
+#     table, one row each (SMPALLOC_LIB, the launcher's, in its text), in
+#     smpalloc(3) and in smpalloc(1); and no other option is named there;
 #   - every long option of smpbench (tools/smpbench.c) is in smpbench(1);
 #     the allocator options and --version in the README too;
 #   - every option of the launcher (the case patterns of tools/smpalloc) is
@@ -38,10 +39,22 @@ for o in $opts; do
     grep -q 'SMPALLOC_LIB' docs/smpalloc.1 || fail "smpalloc(1) does not document SMPALLOC_LIB"
     continue
   fi
-  grep -q "^| \`SMPALLOC_$o\` |" README.md || fail "README's options table lacks SMPALLOC_$o"
+  [ "$(grep -c "^| \`SMPALLOC_$o\` |" README.md)" -eq 1 ] || fail "README's options table has not one row for SMPALLOC_$o"
   grep -q "^\.B SMPALLOC_$o\$" docs/smpalloc.3 || fail "smpalloc(3) does not document SMPALLOC_$o"
+  unroff docs/smpalloc.1 | grep -qw "SMPALLOC_$o" || fail "smpalloc(1) does not name SMPALLOC_$o"
 done
 ok "options: $(tr '\n' ' ' <<<"$opts")"
+# ...and no other: an option removed from src/options.c leaves no row, no
+# entry and no mention behind (the README's warning examples name unknown
+# options on purpose: their lines start "smpalloc: warning:").
+known=$(sed 's/^/SMPALLOC_/' <<<"$opts")
+for f in README.md docs/smpalloc.3 docs/smpalloc.1 docs/smpbench.1; do
+  for o in $( (if [ "$f" = README.md ]; then grep -v '^smpalloc: warning:' "$f"; else unroff "$f"; fi) \
+              | grep -o 'SMPALLOC_[A-Z][A-Z_]*' | sort -u); do
+    grep -qx "$o" <<<"$known" || fail "$f names $o, which src/options.c does not have"
+  done
+done
+ok "no option documented that src/options.c does not have"
 
 echo "checks: smpbench's options"
 sopts=$(sed -n 's/^ *{ "\([a-z-]*\)", [a-z_]*_argument.*/\1/p' tools/smpbench.c)
