@@ -99,3 +99,26 @@ SHAPES_ARGS ?=
 .PHONY: bench-shapes
 bench-shapes: lib $(BUILD)/smpbench $(BUILD)/shape
 	@bash bench/shapes/run.sh --build $(BUILD) $(SHAPES_ARGS)
+
+# The published results, made by one command (bench/report/): the seed
+# comparison, the workload suite, the fast path and the shape sweep, each
+# with every peer found; writes docs/results.md (the machine, the date, the
+# commit, every full table under the exact command that made it, and the
+# data the summary is rendered from) and docs/results-{seed,suite}.svg,
+# then renders the README's summary block from docs/results.md and splices
+# it in between <!-- bench-report:begin --> and <!-- bench-report:end -->
+# (it stops at once, before running anything, when they are missing).
+# `bash bench/report/report.sh --help` for the options.
+#
+#   make bench-report                                 everything: ~45 min on 2
+#                                                     cores (the shape sweep ~35)
+#   make bench-report REPORT_ARGS='--quick'           short runs, to try it: ~10
+#                                                     min (~1 with --skip shapes)
+#   make bench-report REPORT_ARGS='--skip shapes,fastpath'
+#   bash bench/report/render.sh --check               is the README's block
+#                                                     what docs/results.md gives?
+REPORT_ARGS ?=
+.PHONY: bench-report
+bench-report: $(LIB_SO) $(BUILD)/smpbench $(BUILD)/seed $(SUITE_BINS) $(BUILD)/fastpath $(BUILD)/shape
+	@REPORT_CALL="make bench-report$(if $(strip $(REPORT_ARGS)), REPORT_ARGS='$(strip $(REPORT_ARGS))')" \
+	  bash bench/report/report.sh --build $(BUILD) $(REPORT_ARGS)

@@ -8,14 +8,16 @@
 # allocator's cost of a pair is (its total - the loop's total) / PAIRS.
 # Counts are exact and repeatable: no timing.
 #
-#   bench/fastpath.sh [--build DIR] [--pairs N]
+#   bench/fastpath.sh [--build DIR] [--pairs N] [--allocs LIST]
+#   (--allocs: passed to smpbench --list-allocs; default every one found)
 set -u
 cd "$(dirname "$0")/.." || exit 2
-BUILD=build PAIRS=1000000
+BUILD=build PAIRS=1000000 ALLOCS=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
     --pairs) PAIRS=$2; shift 2 ;;
+    --allocs) ALLOCS=$2; shift 2 ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fastpath.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -37,7 +39,7 @@ base=$(ir "" 0 "$PAIRS")
 printf '%-18s %14s %12s\n' allocator instructions "per pair"
 printf '%-18s %14s %12s\n' "(loop alone)" "$base" "-"
 # The allocators smpbench finds (the same list as make bench).
-"$BUILD/smpbench" --list-allocs 2>/dev/null | while IFS=$'\t' read -r name lib _; do
+"$BUILD/smpbench" --list-allocs ${ALLOCS:+--allocs "$ALLOCS"} 2>/dev/null | while IFS=$'\t' read -r name lib _; do
   [ "$name" = glibc ] && lib=""
   n=$(ir "$lib" "$PAIRS")
   [ -n "$n" ] || { printf '%-18s %14s\n' "$name" "(failed)"; continue; }
