@@ -88,6 +88,7 @@
 #include "os.h"
 #include "pagemap.h"
 #include "purge.h"
+#include "reentry.h"
 #include "slab.h"
 #include "smpalloc.h"
 #include "tcache.h"
@@ -122,13 +123,30 @@ static inline void large_check(const void *p, pagemap_entry_t e, const char *who
   SMP_CHECK(((uintptr_t)p & (SMP_SLAB_SIZE - 1)) == 0, who, alloc_bad_interior, p);
 }
 
+/* ---- slow paths, and calls that re-enter them ------------------------------ */
+
+/* Every path that may take a lock or change the thread's cache runs
+ * between enter and leave (tcache_enter): a signal handler's call that
+ * interrupts it is served aside (reentry.h).  Leaving, the frees that such
+ * calls put off are done, now that no lock is held. */
+static void enter(void) { tcache_enter(); }
+static void free_deferred(void);
+static inline void leave(void) {
+  tcache_leave();
+  if (unlikely(atomic_load_explicit(&reentry_pending, memory_order_relaxed) != 0) && !tcache_reentered())
+    free_deferred();
+}
+
 /* ---- small blocks -------------------------------------------------------- */
 
 SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
+  if (unlikely(tcache_reentered())) return reentry_alloc(class_table[c].size, SMP_ALIGN_MIN) ?: fail(ENOMEM);
   if (!tcache_ready()) init_thread();
+  enter();
   void *p = tcache_alloc_slow(c);
   if (p == NULL && purge_reclaim()) p = tcache_alloc_slow(c);
   purge_maintain(); /* a program that only allocates still returns memory */
+  leave();
   return p != NULL ? p : fail(ENOMEM);
 }
 
@@ -151,10 +169,16 @@ static void *small_resize(void *p, const slab_t *sl, size_t n, const char *who) 
 
 /* A large block, reclaiming memory once if the first try fails. */
 SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed) {
+  if (unlikely(tcache_reentered())) {
+    if (zeroed != NULL) *zeroed = true; /* a fresh mapping */
+    return reentry_alloc(n, align) ?: fail(ENOMEM);
+  }
   if (!tcache_ready()) init_thread();
+  enter();
   void *p = large_alloc(n, align, zeroed);
   if (p == NULL && purge_reclaim()) p = large_alloc(n, align, zeroed);
   purge_maintain();
+  leave();
   return p != NULL ? p : fail(ENOMEM);
 }
 
@@ -165,8 +189,14 @@ SMP_NOINLINE void *alloc_slow(size_t n) {
 /* (The class and owner are read again here, not passed: the fast path
  * then keeps no copy of them.  sl stays p's slab while p is out.) */
 SMP_NOINLINE void free_small_slow(void *p, const slab_t *sl, const char *who) {
+  if (unlikely(tcache_reentered())) { /* checked and marked free: freed as the slow path leaves */
+    reentry_defer(p);
+    return;
+  }
   if (!tcache_ready()) init_thread();
+  enter();
   if (tcache_free_slow(p, sl->cls, sl->owner, who)) purge_maintain();
+  leave();
 }
 
 /* align: a power of two.  Blocks of 16 bytes or more are 16-aligned. */
@@ -178,9 +208,30 @@ static void *alloc_aligned(size_t align, size_t n) {
 
 SMP_NOINLINE void free_large(void *p, pagemap_entry_t e, const char *who) {
   if (p == NULL) return;
+  if (unlikely(pagemap_kind(e) < PAGEMAP_RUN) && reentry_free(p)) return; /* served aside */
   large_check(p, e, who);
+  if (unlikely(tcache_reentered())) {
+    reentry_defer(p);
+    return;
+  }
+  enter();
   large_free(p, e);
   purge_maintain();
+  leave();
+}
+
+/* The frees put off by calls that re-entered a slow path (reentry.h),
+ * each block checked when it was freed: small ones marked free already. */
+SMP_NOINLINE static void free_deferred(void) {
+  for (void *p; (p = reentry_next()) != NULL;) {
+    pagemap_entry_t e = pagemap_get(p);
+    if (pagemap_kind(e) == PAGEMAP_SLAB) {
+      const slab_t *sl = pagemap_desc(e);
+      if (!tcache_push(p, sl->bin)) free_small_slow(p, sl, "free");
+    } else {
+      free_large(p, e, "free");
+    }
+  }
 }
 
 SMP_NOINLINE void free_other(void *p, const char *who) {
@@ -192,6 +243,8 @@ SMP_NOINLINE void free_other(void *p, const char *who) {
 size_t usable_size(const void *p, const char *who) {
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) return class_table[small_class(p, pagemap_desc(e), who)].size;
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  if (unlikely(aside != 0)) return aside;
   large_check(p, e, who);
   return large_size(e);
 }
@@ -213,6 +266,19 @@ SMP_API void *smp_calloc(size_t count, size_t size) {
   void *p = large_alloc_retry(n, 0, &zeroed);
   if (p == NULL) return NULL;
   return zeroed ? p : memset(p, 0, n); /* fresh pages are zero; reused ones not */
+}
+
+/* realloc of a large block p (entry e) in a call that re-entered a slow
+ * path, or of a block served aside (aside: its size): by a copy, the old
+ * block freed (put off, for a large one of the heap). */
+SMP_NOINLINE static void *realloc_aside(void *p, pagemap_entry_t e, size_t aside, size_t n) {
+  if (aside == 0) large_check(p, e, "realloc");
+  size_t have = aside ? aside : large_size(e);
+  void *q = smp_malloc(n);
+  if (q == NULL) return NULL;
+  memcpy(q, p, n < have ? n : have);
+  free_large(p, e, "realloc");
+  return q;
 }
 
 SMP_API void *smp_realloc(void *p, size_t n) {
@@ -238,10 +304,14 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     small_free(p, sl, "realloc");
     return q;
   }
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  if (unlikely(aside != 0 || tcache_reentered())) return realloc_aside(p, e, aside, n);
   large_check(p, e, "realloc");
   if (n > SMP_SMALL_MAX) {
+    enter();
     void *q = large_remap(p, e, n, 0, true);
     if (q == NULL && purge_reclaim()) q = large_remap(p, e, n, 0, true);
+    leave();
     return q != NULL ? q : fail(ENOMEM);
   }
   /* Large to small: copy down and free. */
@@ -316,8 +386,14 @@ SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
   if (p == NULL) return false;
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) return small_resize(p, pagemap_desc(e), new_len, "smp_resize") != NULL;
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  if (unlikely(aside != 0)) return new_len <= aside;
   large_check(p, e, "smp_resize");
-  return large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
+  if (unlikely(tcache_reentered())) return false;
+  enter();
+  bool ok = large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
+  leave();
+  return ok;
 }
 
 SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
@@ -326,12 +402,24 @@ SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) /* small blocks never move by themselves: the caller copies */
     return small_resize(p, pagemap_desc(e), new_len, "smp_remap");
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  if (unlikely(aside != 0)) return new_len <= aside ? p : NULL;
   large_check(p, e, "smp_remap");
+  if (unlikely(tcache_reentered())) return NULL; /* the caller copies */
   if (align == 0) align = 1;
-  return large_remap(p, e, new_len, align, true);
+  enter();
+  void *q = large_remap(p, e, new_len, align, true);
+  leave();
+  return q;
 }
 
-SMP_API size_t smp_collect(void) { return purge_all(); }
+SMP_API size_t smp_collect(void) {
+  if (tcache_reentered()) return 0;
+  enter();
+  size_t n = purge_all();
+  leave();
+  return n;
+}
 
 SMP_API void smp_dealloc(void *p, size_t len, size_t align) {
   (void)align;

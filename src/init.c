@@ -80,8 +80,10 @@ static _Atomic int key_state; /* 0 none, 1 being created, 2 ready, 3 failed */
 /* The thread's blocks go back to their slabs: empty slabs may be due for
  * purging (nothing else would look before the next allocation). */
 static void thread_exit(void *tc) {
+  tcache_enter();
   tcache_destroy(tc);
   purge_maintain();
+  tcache_leave();
 }
 
 /* Re-read the CPU count at most once per SMP_RECOUNT_MS (taskset, a
@@ -98,9 +100,11 @@ static void recount(void) {
 }
 
 void init_thread(void) {
+  tcache_enter();
   init_once();
   recount();
   tcache_t *tc = tcache_create();
+  tcache_leave();
   if (tc == NULL) return;
   int expect = 0;
   if (atomic_compare_exchange_strong(&key_state, &expect, 1))
@@ -108,13 +112,16 @@ void init_thread(void) {
   while (atomic_load(&key_state) == 1) {
   }
   /* The cache is installed first: should pthread_setspecific allocate, it
-   * finds it. */
+   * finds it (outside the slow path: not served aside). */
   if (atomic_load(&key_state) == 2) pthread_setspecific(thread_key, tc);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 
+/* The handlers run inside a slow path (tcache_enter): a signal handler's
+ * call between the prepare handler and the others is served aside. */
 static void fork_prepare(void) {
+  tcache_enter();
   slot_lock_all();
   tcache_fork_prepare();
   large_fork_prepare();
@@ -129,6 +136,7 @@ static void fork_parent(void) {
   extent_fork_parent();
   tcache_fork_parent();
   slot_unlock_all();
+  tcache_leave();
 }
 static void fork_child(void) {
   pagemap_fork_child();
@@ -137,6 +145,7 @@ static void fork_child(void) {
   extent_fork_child();
   slot_reset_all(); /* before tcache_fork_child, which counts this thread again */
   tcache_fork_child();
+  tcache_leave();
 }
 
 static void fork_register(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }

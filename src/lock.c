@@ -22,7 +22,7 @@ static inline void cpu_relax(void) {
 bool lock_try_spin(lock_t *l) {
   for (unsigned i = atomic_load_explicit(&lock_spin, memory_order_relaxed); i > 0; i--) {
     cpu_relax();
-    if (atomic_load_explicit(l, memory_order_relaxed) == 0 && lock_cas(l)) return true;
+    if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 && lock_cas(l)) return true;
   }
   return false;
 }
@@ -54,7 +54,15 @@ void lock_fork_guard(void) {
     os_futex_wait(&lock_fork_ready, v);
 }
 
+__thread char lock_self;
+
 void lock_wait(lock_t *l) {
+  /* This thread holds it: a call from a signal handler into a path its
+   * interrupted thread was in, that no slow path's guard caught
+   * (reentry.h).  Waiting would never end. */
+  if (unlikely(atomic_load_explicit(&l->owner, memory_order_relaxed) == &lock_self))
+    os_fatal("malloc", "re-entered (a signal handler's call?) while this thread holds the lock at", l);
   if (lock_try_spin(l)) return;
-  while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0) os_futex_wait(l, 2);
+  while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0) os_futex_wait(&l->word, 2);
+  lock_own(l);
 }

@@ -14,7 +14,16 @@
 
 #include "os.h"
 
-typedef _Atomic int lock_t;
+/* word: the futex; owner: the holding thread's lock_self (0 when free),
+ * so that a thread that would wait for a lock it holds itself - a signal
+ * handler's call into a path its interrupted thread was in - is caught
+ * (lock_wait: a message and an abort, never a hang). */
+typedef struct {
+  _Atomic int word;
+  const char *_Atomic owner;
+} lock_t;
+SMP_HIDDEN extern __thread char lock_self;
+static inline void lock_own(lock_t *l) { atomic_store_explicit(&l->owner, &lock_self, memory_order_relaxed); }
 
 /* Fork safety, put off until it is needed.  A fork copies the allocator's
  * locks as they are: one that another thread holds stays held in the child
@@ -44,8 +53,10 @@ SMP_HIDDEN void lock_set_fork_hook(void (*hook)(void));
 
 static inline bool lock_cas(lock_t *l) {
   int expect = 0;
-  return atomic_compare_exchange_strong_explicit(l, &expect, 1, memory_order_acquire,
-                                                 memory_order_relaxed);
+  if (!atomic_compare_exchange_strong_explicit(&l->word, &expect, 1, memory_order_acquire, memory_order_relaxed))
+    return false;
+  lock_own(l);
+  return true;
 }
 /* With one thread (glibc's word for it: non-zero means "definitely
  * single-threaded", and only this thread could create another) no other
@@ -58,9 +69,10 @@ static inline bool lock_cas(lock_t *l) {
  * section's accesses past them. */
 static inline bool lock_try(lock_t *l) {
   if (lock_one_thread()) {
-    if (atomic_load_explicit(l, memory_order_relaxed) != 0) return false;
-    atomic_store_explicit(l, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0) return false;
+    atomic_store_explicit(&l->word, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_acquire);
+    lock_own(l);
     return true;
   }
   if (unlikely(atomic_load_explicit(&lock_fork_ready, memory_order_relaxed) != 2)) lock_fork_guard();
@@ -76,16 +88,20 @@ static inline void lock_take(lock_t *l) {
   lock_wait(l);
 }
 static inline void lock_drop(lock_t *l) {
+  atomic_store_explicit(&l->owner, NULL, memory_order_relaxed);
   if (lock_one_thread()) { /* no other thread: none waits (lock_try) */
     atomic_signal_fence(memory_order_release);
-    atomic_store_explicit(l, 0, memory_order_relaxed);
+    atomic_store_explicit(&l->word, 0, memory_order_relaxed);
     return;
   }
-  if (unlikely(atomic_exchange_explicit(l, 0, memory_order_release) == 2)) os_futex_wake(l, 1);
+  if (unlikely(atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)) os_futex_wake(&l->word, 1);
 }
 /* In a child after fork: the lock is free (the parent's holder was the
  * forking thread itself, in the prepare handler). */
-static inline void lock_reset(lock_t *l) { atomic_store_explicit(l, 0, memory_order_relaxed); }
+static inline void lock_reset(lock_t *l) {
+  atomic_store_explicit(&l->owner, NULL, memory_order_relaxed);
+  atomic_store_explicit(&l->word, 0, memory_order_relaxed);
+}
 
 /* Polls before a contended lock sleeps (SMP_LOCK_SPIN with more than one
  * CPU, else 0). */

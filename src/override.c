@@ -80,9 +80,11 @@ OVERRIDE void malloc_stats(void) { smp_stats_print(2); }
 #define MCL_ONFAULT 4 /* Linux 4.4 */
 #endif
 OVERRIDE int mlockall(int flags) {
-  if ((flags & (MCL_CURRENT | MCL_FUTURE)) != 0 && (flags & MCL_ONFAULT) == 0) {
+  if ((flags & (MCL_CURRENT | MCL_FUTURE)) != 0 && (flags & MCL_ONFAULT) == 0 && !tcache_reentered()) {
+    tcache_enter();
     chunk_unreserve();
     extent_unreserve();
+    tcache_leave();
   }
   return os_mlockall(flags);
 }

@@ -21,10 +21,12 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "reentry.h"
 #include "sizeclass.h"
 #include "slot.h"
 #include "smpalloc.h"
 #include "stats.h"
+#include "tcache.h"
 
 _Static_assert(SMP_STATS_NCLASS == SMP_NCLASS, "public class count matches");
 
@@ -41,7 +43,11 @@ static void stats_add_slab(const slab_t *sl, void *arg) {
 SMP_API int smp_stats_get(smp_stats_t *st) {
   if (st == NULL) return -1;
   memset(st, 0, sizeof *st);
+  /* From a signal handler that interrupted a slow path: its locks may be
+   * this thread's (reentry.h).  Nothing is counted. */
+  if (tcache_reentered()) return -1;
   for (unsigned c = 0; c < SMP_NCLASS; c++) st->classes[c].size = class_table[c].size;
+  tcache_enter();
   slot_lock_all();
   chunk_walk(stats_add_slab, st);
   slot_unlock_all();
@@ -55,6 +61,7 @@ SMP_API int smp_stats_get(smp_stats_t *st) {
   st->bytes_returned = returned;
   st->slots = slot_count();
   slot_counters(&st->lock_contended, &st->lock_waits);
+  tcache_leave();
   return 0;
 }
 
@@ -88,7 +95,7 @@ static void program_name(char name[64]) {
 
 SMP_API void smp_stats_print(int fd) {
   smp_stats_t st;
-  smp_stats_get(&st);
+  if (smp_stats_get(&st) != 0) return;
   outbuf_t o;
   o.len = 0;
   char name[64];
@@ -102,6 +109,10 @@ SMP_API void smp_stats_print(int fd) {
   OUT("  large blocks %12zu (%zu bytes)\n", st.large_blocks, st.large_bytes);
   OUT("  slots        %12zu (%zu busy try-locks, %zu waits)\n", st.slots, st.lock_contended,
       st.lock_waits);
+  size_t aside, put_off, refused;
+  reentry_counts(&aside, &put_off, &refused);
+  if (aside + put_off + refused != 0) /* calls that re-entered a slow path (reentry.h) */
+    OUT("  re-entered   %12zu blocks mapped aside, %zu frees put off, %zu refused\n", aside, put_off, refused);
   OUT("  class      size    in use     slabs\n");
   for (unsigned c = 0; c < SMP_NCLASS; c++)
     if (st.classes[c].slabs)

@@ -12,16 +12,18 @@
 #include "tcache.h"
 
 /* The rows of a thread with no cache: zero, every bin empty and full. */
-static _Alignas(64) char none_rows[(SMP_MAX_SLOTS + 1) / 2 * SLAB_PAIR_BYTES];
-tcache_t tcache_none = {.bins = none_rows, .rows = none_rows}; /* no cache yet (tcache.h) */
-static tcache_t tcache_gone = {.bins = none_rows, .rows = none_rows}; /* exiting: no cache again */
-__thread tcache_tls_t tcache_tls = {none_rows, none_rows, &tcache_none};
+_Alignas(64) char tcache_none_rows[(SMP_MAX_SLOTS + 1) / 2 * SLAB_PAIR_BYTES];
+tcache_t tcache_none = {.bins = tcache_none_rows, .rows = tcache_none_rows}; /* no cache yet (tcache.h) */
+static tcache_t tcache_gone = {.bins = tcache_none_rows, .rows = tcache_none_rows}; /* exiting: no cache again */
+__thread tcache_tls_t tcache_tls = {tcache_none_rows, tcache_none_rows, &tcache_none, 0};
 
 /* The calling thread works with cache tc from now on. */
 static void tcache_use(tcache_t *tc) {
-  tcache_tls.bins = tc->bins;
-  tcache_tls.rows = tc->rows;
   tcache_tls.self = tc;
+  if (tcache_tls.inside == 0) { /* else tcache_leave shows it */
+    tcache_tls.bins = tc->bins;
+    tcache_tls.rows = tc->rows;
+  }
 }
 
 static lock_t tcache_lock;
@@ -278,7 +280,7 @@ static void tcache_rehome(tcache_t *tc) {
     *tcache_bin(tc->bins, c) = (tcache_bin_t){0};
   }
   tc->bins = row;
-  if (tcache_tls.self == tc) tcache_tls.bins = row;
+  if (tcache_tls.self == tc && tcache_tls.inside == 0) tcache_tls.bins = row; /* else tcache_leave */
 }
 
 void *tcache_alloc_slow(unsigned c) {

@@ -103,8 +103,38 @@ typedef struct tcache_s {
 typedef struct {
   char *bins, *rows;
   tcache_t *self;
+  unsigned inside; /* slow paths the thread is in (tcache_enter) */
 } tcache_tls_t;
 SMP_HIDDEN extern __thread tcache_tls_t tcache_tls;
+
+/* The rows of a thread with no cache: zero, every bin empty and full. */
+SMP_HIDDEN extern char tcache_none_rows[];
+
+/* The thread enters a slow path (one that may take a lock or change its
+ * cache): until it leaves, its cache is hidden (every bin empty and full
+ * to the fast paths), so that a signal handler's call takes a slow path
+ * too, finds the thread inside (tcache_reentered) and is served aside
+ * (reentry.h).  Nests. */
+static inline void tcache_enter(void) {
+  tcache_tls.inside++;
+  atomic_signal_fence(memory_order_seq_cst);
+  tcache_tls.bins = tcache_none_rows;
+  tcache_tls.rows = tcache_none_rows;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+/* ...and leaves it: the cache shows again once the outermost one left. */
+static inline void tcache_leave(void) {
+  atomic_signal_fence(memory_order_seq_cst);
+  if (tcache_tls.inside == 1) {
+    tcache_tls.bins = tcache_tls.self->bins;
+    tcache_tls.rows = tcache_tls.self->rows;
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  tcache_tls.inside--;
+}
+/* Did this call interrupt the thread inside a slow path (a signal
+ * handler's call), or come from one (a call the slow path itself made)? */
+static inline bool tcache_reentered(void) { return tcache_tls.inside != 0; }
 
 /* Pop a block from the thread's cache into *out, from the bin at offset
  * bin of its live row (bin_offset of its class: bin_of_size); false

@@ -53,6 +53,8 @@ $(call test_prog,fault,prefix,tests/trust/fault.c,-DSMP_FAULT_INJECTION)
 $(call test_prog,fault_plain,plain,tests/trust/fault.c,,-lpthread)
 $(call test_progs,signal,plain prefix,tests/trust/signal.c,,-lpthread -ldl)
 $(call test_progs,cancel,plain prefix,tests/trust/cancel.c,,-lpthread -ldl)
+$(call test_progs,sighandler,plain prefix,tests/trust/sighandler.c,,-lpthread -ldl)
+$(call test_prog,relock,core,tests/trust/relock.c,,,)
 $(call test_prog,fuzz_alloc_replay,core,tests/trust/fuzz_alloc.c,-DSMP_DEBUG -DFUZZ_STANDALONE)
 $(foreach prog,api stress,\
   $(call test_progs,$(prog),tsan ubsan asan,tests/api/$(prog).c,,-ldl,tests/api/check.h))
@@ -95,7 +97,7 @@ fuzz-merge: $(TEST_DIR)/fuzz_alloc
 
 .PHONY: trust-bins fuzz fuzz-merge check-long checked-cost
 trust-bins: $(filter $(TEST_DIR)/fuzz% $(TEST_DIR)/fault% $(TEST_DIR)/signal% \
-              $(TEST_DIR)/cancel% $(TEST_DIR)/%_asan,$(TEST_BINS))
+              $(TEST_DIR)/cancel% $(TEST_DIR)/sighandler% $(TEST_DIR)/relock $(TEST_DIR)/%_asan,$(TEST_BINS))
 
 # --- long runs -------------------------------------------------------------
 # The long variants: the trust tests with TRUST_LONG=1 (bigger sweeps, more
