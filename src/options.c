@@ -44,6 +44,7 @@ static const opt_t opt_table[] = {
     {"PURGE_DELAY_MS", OPT_UINT, 0, 3600u * 1000u, &options.purge_delay_ms},
     {"PURGE_THRESHOLD", OPT_SIZE, 0, (uint64_t)1 << 46, &options.purge_threshold},
     {"SLOTS", OPT_UINT, 1, SMP_MAX_SLOTS, &options.slots},
+    {"SLOT_SPREAD", OPT_BOOL, 0, 1, &options.slot_spread},
     /* Known, but read elsewhere: by the launcher (LIB) and by stats_init
      * (STATS_DIR, where SMPALLOC_STATS writes its report). */
     {"LIB", OPT_ELSEWHERE, 0, 0, NULL},

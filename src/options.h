@@ -23,6 +23,9 @@ typedef struct {
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */
+  bool slot_spread;          /* SMPALLOC_SLOT_SPREAD: each new thread on
+                                the next slot in turn (as on as many
+                                CPUs as slots), not the least used */
 } options_t;
 
 extern options_t options __attribute__((visibility("hidden")));

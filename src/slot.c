@@ -71,8 +71,16 @@ static _Atomic unsigned slot_threads[SMP_MAX_SLOTS];
  * peak RSS, mleak 0.54x -> 0.34x and 3.24x -> 1.29x, mstress 0.64x ->
  * 0.53x and 3.64x -> 2.12x; with 2 slots larson 0.72x -> 0.64x.)  The
  * count is taken with a compare-and-swap: two threads that join at once
- * do not both take a slot for the least used. */
+ * do not both take a slot for the least used.  SMPALLOC_SLOT_SPREAD=1
+ * takes them in turn instead, as threads that start together on as many
+ * CPUs as slots would land (a test of many slots on few CPUs). */
 unsigned slot_join(void) {
+  if (options.slot_spread) { /* in turn, counted all the same */
+    static _Atomic unsigned turn;
+    unsigned i = atomic_fetch_add_explicit(&turn, 1, memory_order_relaxed) % slot_count();
+    atomic_fetch_add_explicit(&slot_threads[i], 1, memory_order_relaxed);
+    return i;
+  }
   for (;;) {
     unsigned n = slot_count(), best = 0, least = UINT32_MAX;
     for (unsigned i = 0; i < n; i++) {

@@ -7,6 +7,12 @@
  *                        not immediate; prints "survived" if not stopped
  *   options slots        prints smp_stats_get()'s slot count (the library's
  *                        smp_stats_get, found with dlsym)
+ *   options spread       four threads, one after another (each exits before
+ *                        the next starts), each allocate a 200-byte block
+ *                        and keep it; prints how many slabs that class
+ *                        holds (smp_stats_get): 1 when every thread joins
+ *                        the least used slot, 4 when SMPALLOC_SLOT_SPREAD=1
+ *                        puts each on the next of 4 slots
  *   options narrowed     prints the slot count, narrows the process to one
  *                        CPU (sched_setaffinity), starts a thread that
  *                        mallocs, and prints the count again: "N 1" when
@@ -57,6 +63,11 @@ static size_t slot_count(void) {
 static void *thread_malloc(void *arg) {
   free(malloc(100));
   return arg;
+}
+
+static void *thread_keep(void *arg) {
+  *(void **)arg = malloc(200);
+  return NULL;
 }
 
 /* idle4's other threads: a malloc each (so each has a thread cache), then
@@ -124,6 +135,23 @@ int main(int argc, char **argv) {
     size_t slots = slot_count();
     say("main-done\n");
     printf("%zu\n", slots);
+    return 0;
+  }
+  if (strcmp(mode, "spread") == 0) {
+    void *kept[4];
+    for (int i = 0; i < 4; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, thread_keep, &kept[i]) != 0 || pthread_join(t, NULL) != 0) return 1;
+    }
+    int (*get)(smp_stats_t *) = (int (*)(smp_stats_t *))dlsym(RTLD_DEFAULT, "smp_stats_get");
+    smp_stats_t st;
+    if (get == NULL || get(&st) != 0) return 3;
+    size_t slabs = 0;
+    for (unsigned c = 0; c < SMP_STATS_NCLASS; c++)
+      if (st.classes[c].size >= 200 && (c == 0 || st.classes[c - 1].size < 200)) slabs = st.classes[c].slabs;
+    say("main-done\n");
+    printf("%zu\n", slabs);
+    for (int i = 0; i < 4; i++) free(kept[i]);
     return 0;
   }
   if (strcmp(mode, "narrowed") == 0) {

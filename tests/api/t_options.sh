@@ -6,6 +6,9 @@
 #   SMPALLOC_CHECKED=1         free(a); free(b); free(a) aborts with one line
 #                              "smpalloc: ..."; a correct program runs as usual
 #   SMPALLOC_SLOTS=N           smp_stats_get reports N slots (default: CPUs)
+#   SMPALLOC_SLOT_SPREAD=1     threads started one after another land on
+#                              slots in turn (4 slabs for 4 threads' blocks
+#                              of a class), not on the least used (1 slab)
 #   SMPALLOC_PURGE_DELAY_MS    0: RSS falls as 64 MiB of small blocks are
 #                              freed; an hour: it does not (threshold 1g)
 #   SMPALLOC_PURGE_THRESHOLD   1m: RSS falls despite an hour's delay; unset
@@ -126,6 +129,17 @@ for setting in "" 1 "$other" 128; do
   fi
 done
 [ "$fails" -eq "$before" ] && ok "SMPALLOC_SLOTS: unset gives $default_slots, 1, $other and 128 are honoured"
+
+# SMPALLOC_SLOT_SPREAD=1: four threads, one after another, each keep a
+# block of one class: on the least used slot they share one slab (the
+# first thread's slot is free again when the next starts); spread, each
+# is on the next of 4 slots, with a slab of its own.
+for v in 0:1 1:4; do
+  run SMPALLOC_SLOTS=4 SMPALLOC_SLOT_SPREAD=${v%%:*} -- spread
+  if [ "$RC" -eq 0 ] && [ "$OUT" = "${v#*:}" ] && [ "$ERR" = "$MARKS" ]; then
+    ok "SMPALLOC_SLOT_SPREAD=${v%%:*}: 4 threads in turn, their blocks on ${v#*:} slab(s)"
+  else fail "SMPALLOC_SLOT_SPREAD=${v%%:*}: want ${v#*:} slab(s) for 4 threads' blocks:"; show; fi
+done
 
 # Without the option the slot count follows the CPUs the process may use:
 # started under taskset with one CPU, one slot.
