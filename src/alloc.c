@@ -128,13 +128,16 @@ static inline void large_check(const void *p, pagemap_entry_t e, const char *who
 /* Every path that may take a lock or change the thread's cache runs
  * between enter and leave (tcache_enter): a signal handler's call that
  * interrupts it is served aside (reentry.h).  Leaving, the frees that such
- * calls put off are done, now that no lock is held. */
+ * calls put off are done, now that no lock is held, and the background
+ * purge is started if a slow path asked for it (purge.h). */
 static void enter(void) { tcache_enter(); }
 static void free_deferred(void);
 static inline void leave(void) {
   tcache_leave();
   if (unlikely(atomic_load_explicit(&reentry_pending, memory_order_relaxed) != 0) && !tcache_reentered())
     free_deferred();
+  if (unlikely(atomic_load_explicit(&purge_bg_wanted, memory_order_relaxed)) && !tcache_reentered())
+    purge_bg_start(); /* outside the slow path: creating a thread allocates */
 }
 
 /* ---- small blocks -------------------------------------------------------- */

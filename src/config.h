@@ -152,6 +152,14 @@
 #define SMP_PURGE_EVERY 8u
 #endif
 
+/* The background purge thread (purge.c) starts once free granules past
+ * the floor reach this many (8 MiB): glibc-simple, whose free memory
+ * passes the floor by a little, peaked at 1.25x glibc's RSS with it
+ * against 1.14x (its stack, and the first thread's share of libc). */
+#ifndef SMP_BG_START
+#define SMP_BG_START 128u
+#endif
+
 /* Empty slabs that stay resident however long they wait: this many, or an
  * eighth of the slabs in use if more (1 MiB: an emptied heap falls to it). */
 #ifndef SMP_PURGE_KEEP_SLABS

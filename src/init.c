@@ -145,6 +145,7 @@ static void fork_child(void) {
   extent_fork_child();
   slot_reset_all(); /* before tcache_fork_child, which counts this thread again */
   tcache_fork_child();
+  purge_bg_fork_child();
   tcache_leave();
 }
 

@@ -23,6 +23,7 @@ options_t options = {
     .checked = false,
     .hugepages = SMP_HUGEPAGES,
     .purge_delay_ms = SMP_PURGE_DELAY_MS,
+    .background = true,
     .purge_threshold = SMP_PURGE_THRESHOLD,
     .slots = 0,
 };
@@ -42,6 +43,7 @@ static const opt_t opt_table[] = {
     {"CHECKED", OPT_BOOL, 0, 1, &options.checked},
     {"HUGEPAGES", OPT_UINT, 0, 2, &options.hugepages},
     {"PURGE_DELAY_MS", OPT_UINT, 0, 3600u * 1000u, &options.purge_delay_ms},
+    {"BACKGROUND", OPT_BOOL, 0, 1, &options.background},
     {"PURGE_THRESHOLD", OPT_SIZE, 0, (uint64_t)1 << 46, &options.purge_threshold},
     {"SLOTS", OPT_UINT, 1, SMP_MAX_SLOTS, &options.slots},
     {"SLOT_SPREAD", OPT_BOOL, 0, 1, &options.slot_spread},

@@ -21,6 +21,8 @@ typedef struct {
                                 transparent huge pages; 2 every slab
                                 and run (not blocks mapped alone) */
   uint32_t purge_delay_ms;   /* SMPALLOC_PURGE_DELAY_MS */
+  bool background;           /* SMPALLOC_BACKGROUND: a thread returns aged
+                                free memory while the program is idle */
   size_t purge_threshold;    /* SMPALLOC_PURGE_THRESHOLD (bytes) */
   unsigned slots;            /* SMPALLOC_SLOTS: 0 = the CPU count */
   bool slot_spread;          /* SMPALLOC_SLOT_SPREAD: each new thread on

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -416,6 +417,35 @@ void os_futex_wait(_Atomic int *addr, int val) {
   int saved = errno;
   syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
   errno = saved;
+}
+
+void os_futex_wait_ms(_Atomic int *addr, int val, uint32_t ms) {
+  int saved = errno;
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+  errno = saved;
+}
+
+bool os_thread_start(void *(*fn)(void *), const char *name) {
+  int saved = errno;
+  pthread_attr_t attr;
+  pthread_t t;
+  sigset_t all, old;
+  /* The thread takes no signal of the program's: every one is blocked in
+   * it (it inherits the mask it is created with). */
+  sigfillset(&all);
+  bool ok = pthread_attr_init(&attr) == 0;
+  if (ok) {
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64u << 10);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    ok = pthread_create(&t, &attr, fn, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (ok && name != NULL) pthread_setname_np(t, name);
+  }
+  errno = saved;
+  return ok;
 }
 
 void os_futex_wake(_Atomic int *addr, int n) {

@@ -132,6 +132,11 @@ SMP_HIDDEN unsigned os_cpu_count(void);
 /* Block until *addr != val or a wake-up; wake up to n waiters of addr. */
 SMP_HIDDEN void os_futex_wait(_Atomic int *addr, int val);
 SMP_HIDDEN void os_futex_wake(_Atomic int *addr, int n);
+/* The same, waking after ms milliseconds at the latest. */
+SMP_HIDDEN void os_futex_wait_ms(_Atomic int *addr, int val, uint32_t ms);
+/* Start a detached thread running fn, with every signal blocked in it,
+ * named name; false if it could not be made. */
+SMP_HIDDEN bool os_thread_start(void *(*fn)(void *), const char *name);
 
 /* A close-on-exec duplicate of stderr (or 2 if that fails): the at-exit
  * report still reaches the terminal when the program closed its stderr. */

@@ -56,6 +56,88 @@ static size_t extent_cap(void) {
   return (bytes > t ? bytes : t) / SMP_SLAB_SIZE;
 }
 
+/* ---- the background thread ------------------------------------------------ */
+
+/* A program that stops calling the allocator never reaches purge_due: its
+ * free memory would stay resident for good.  So once there is free memory
+ * past the floor, a thread is started (once a process, from a slow path's
+ * exit: alloc.c) that returns what has aged, as purge_due's walk does,
+ * every half delay while there is more to age, and sleeps without a
+ * timeout when there is none, until a slow path finds free memory past
+ * the floor again and wakes it.  It holds no cache, takes no signal, and
+ * is detached: the process exits without it. */
+enum { BG_NONE, BG_STARTING, BG_RUNNING, BG_OFF };
+static _Atomic int bg_state;
+static _Atomic int bg_word;   /* futex: 0 asleep for good, 1 awake or due */
+_Atomic bool purge_bg_wanted; /* a slow path asks for the thread (alloc.c) */
+static _Atomic size_t bg_wakeups, bg_returned;
+
+/* Is free memory waiting past the floor? */
+static bool idle_due(void) {
+  return chunk_dirty() > purge_keep() || extent_dirty() > extent_keep() || !large_cache_empty();
+}
+
+/* Return what has aged past the floor (no lock held); the bytes. */
+static size_t purge_aged(uint32_t now, uint32_t delay) {
+  atomic_store_explicit(&walked, now, memory_order_relaxed);
+  return chunk_purge(purge_keep(), now, delay) + extent_purge(extent_keep(), now, delay) +
+         large_cache_purge(false, now, delay);
+}
+
+static void *bg_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    atomic_fetch_add_explicit(&bg_wakeups, 1, memory_order_relaxed);
+    uint32_t delay = options.purge_delay_ms;
+    atomic_fetch_add_explicit(&bg_returned, purge_aged(os_now_ms(), delay), memory_order_relaxed);
+    if (idle_due()) { /* more to age: look again in half a delay */
+      os_futex_wait_ms(&bg_word, 1, delay / 2 > 10 ? delay / 2 : 10);
+      continue;
+    }
+    atomic_store_explicit(&bg_word, 0, memory_order_seq_cst);
+    if (idle_due()) continue; /* freed meanwhile: a waker saw 1 and did not wake */
+    os_futex_wait(&bg_word, 0);
+  }
+  return NULL;
+}
+
+void purge_bg_start(void) {
+  atomic_store_explicit(&purge_bg_wanted, false, memory_order_relaxed);
+  int none = BG_NONE;
+  if (!atomic_compare_exchange_strong(&bg_state, &none, BG_STARTING)) return;
+  atomic_store_explicit(&bg_word, 1, memory_order_relaxed);
+  atomic_store(&bg_state, os_thread_start(bg_main, "smpalloc-purge") ? BG_RUNNING : BG_OFF);
+}
+
+/* Free memory past the floor: wake the thread, or have it started. */
+static void bg_poke(void) {
+  if (!options.background) return;
+  int st = atomic_load_explicit(&bg_state, memory_order_relaxed);
+  /* Started for SMP_BG_START granules past the floor or more: the thread
+   * costs a stack, and a process that had one thread locks with atomics
+   * from then on (lock.h). */
+  if (st == BG_NONE && chunk_dirty() + extent_dirty() >= purge_keep() + extent_keep() + SMP_BG_START)
+    atomic_store_explicit(&purge_bg_wanted, true, memory_order_relaxed);
+  else if (st == BG_RUNNING && atomic_load_explicit(&bg_word, memory_order_relaxed) == 0 &&
+           atomic_exchange(&bg_word, 1) == 0)
+    os_futex_wake(&bg_word, 1);
+}
+
+void purge_bg_fork_child(void) {
+  /* The thread is not in the child: it starts again when needed. */
+  atomic_store_explicit(&bg_state, BG_NONE, memory_order_relaxed);
+  atomic_store_explicit(&bg_word, 0, memory_order_relaxed);
+  atomic_store_explicit(&purge_bg_wanted, false, memory_order_relaxed);
+}
+
+void purge_bg_counts(bool *running, size_t *wakeups, size_t *returned) {
+  *running = atomic_load_explicit(&bg_state, memory_order_relaxed) == BG_RUNNING;
+  *wakeups = atomic_load_explicit(&bg_wakeups, memory_order_relaxed);
+  *returned = atomic_load_explicit(&bg_returned, memory_order_relaxed);
+}
+
+/* ---- from the slow paths ------------------------------------------------------ */
+
 void purge_due(void) {
   size_t n = chunk_dirty(), keep = purge_keep(), c = cap(), ec = extent_cap();
   uint32_t delay = options.purge_delay_ms, now = os_now_ms();
@@ -70,6 +152,7 @@ void purge_due(void) {
     extent_purge(ekeep, now, delay);
   }
   large_cache_purge(false, now, delay);
+  if (idle_due()) bg_poke();
 }
 
 size_t purge_all(void) {

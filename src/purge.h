@@ -13,8 +13,9 @@
  *     release).  Half, not less: a heap of runs of many lengths keeps a
  *     share of its room free between blocks, which the program reuses.
  * Cached large mappings go after the same delay.  Purging runs from the
- * allocator's own slow paths (purge_maintain, cheap when nothing is due):
- * no background thread.
+ * allocator's own slow paths (purge_maintain, cheap when nothing is due),
+ * and, while free memory past the floor waits to age, from a background
+ * thread (SMPALLOC_BACKGROUND), so that an idle program returns it too.
  */
 #ifndef SMP_PURGE_H
 #define SMP_PURGE_H
@@ -43,6 +44,15 @@ static inline void purge_maintain(void) {
   if (++purge_tick % SMP_PURGE_EVERY != 0) return;
   purge_due();
 }
+/* A slow path asked for the background thread (purge_bg_wanted): start
+ * it, once a process.  Called outside any slow path (it creates a thread,
+ * which allocates). */
+SMP_HIDDEN extern _Atomic bool purge_bg_wanted;
+SMP_HIDDEN void purge_bg_start(void);
+/* In a child after fork: no thread there; it starts again when needed. */
+SMP_HIDDEN void purge_bg_fork_child(void);
+/* Statistics: is it running, how often it woke, the bytes it returned. */
+SMP_HIDDEN void purge_bg_counts(bool *running, size_t *wakeups, size_t *returned);
 /* Return everything free now: the calling thread's cache, empty current
  * slabs, every dirty granule and cached mapping.  Returns the bytes. */
 SMP_HIDDEN size_t purge_all(void);

@@ -21,6 +21,7 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "purge.h"
 #include "reentry.h"
 #include "sizeclass.h"
 #include "slot.h"
@@ -109,6 +110,10 @@ SMP_API void smp_stats_print(int fd) {
   OUT("  large blocks %12zu (%zu bytes)\n", st.large_blocks, st.large_bytes);
   OUT("  slots        %12zu (%zu busy try-locks, %zu waits)\n", st.slots, st.lock_contended,
       st.lock_waits);
+  bool bg;
+  size_t wakeups, bg_bytes;
+  purge_bg_counts(&bg, &wakeups, &bg_bytes);
+  if (bg) OUT("  background   %12zu bytes returned, %zu wake-ups\n", bg_bytes, wakeups);
   size_t aside, put_off, refused;
   reentry_counts(&aside, &put_off, &refused);
   if (aside + put_off + refused != 0) /* calls that re-entered a slow path (reentry.h) */

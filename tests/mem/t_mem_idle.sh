@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# t_mem_idle: memory freed in a burst goes back while the program is idle,
+# with no allocator call (tests/mem/mem_idle.c; src/purge.c, the background
+# thread).  Two threads allocate 96 MiB of 16 B-8 KiB blocks and free the
+# newest seven eighths (about 12 MiB stays live); then nothing calls the
+# allocator.  Under LD_PRELOAD=build/libsmpalloc.so:
+#   - the RSS falls by two thirds of its excess over the live bytes within
+#     3 s (it takes about one purge delay, 100 ms; the version before never
+#     did: the program's own calls were the only ones that purged);
+#   - once it has, the background thread sleeps: at most 2 wake-ups in the
+#     next idle second;
+#   - with SMPALLOC_BACKGROUND=0 it does not fall (the control: as before);
+#   - a program that allocates a little starts no thread (1 task).
+# glibc runs too, for comparison (it keeps all of it): not asserted.
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+need "$BIN" "$LIB"
+field() { sed -n "s/.*\b$1=\(-\?[0-9.]*\).*/\1/p" <<<"$OUT"; }
+if check_run -t 60 "idle after a burst" env LD_PRELOAD="$LIB" "$BIN" burst 3000; then
+  r=$(field reached) w=$(field wakeups)
+  [ "$r" -ge 0 ] && ok "RSS $(field after) -> $(field end) MiB (live $(field live)) after $r ms idle" \
+    || fail "RSS $(field after) -> $(field end) MiB in 3 s idle, live $(field live): not two thirds of the excess back"
+  [ "$w" -ge 0 ] && [ "$w" -le 2 ] && ok "$w wake-ups of the background thread in an idle second" \
+    || fail "$w wake-ups of the background thread in an idle second (want 0-2; -1: no thread)"
+fi
+if check_run -t 60 "SMPALLOC_BACKGROUND=0" env SMPALLOC_BACKGROUND=0 LD_PRELOAD="$LIB" "$BIN" burst 1000; then
+  [ "$(field reached)" -lt 0 ] && [ "$(field wakeups)" -lt 0 ] && ok "no thread, RSS stays: $(field after) -> $(field end) MiB" \
+    || fail "SMPALLOC_BACKGROUND=0: RSS fell or a purge thread runs"
+fi
+if check_run -t 60 "a small program" env LD_PRELOAD="$LIB" "$BIN" small; then
+  [ "$(field threads)" = 1 ] && ok "one task: no background thread for nothing" \
+    || fail "$(field threads) tasks in a program that allocates 100 blocks"
+fi
+check_run -t 60 "glibc (no preload), for comparison: not asserted" "$BIN" burst 1000
+finish
