@@ -160,6 +160,14 @@
 #define SMP_BG_START 128u
 #endif
 
+/* The background thread empties the cache of a thread that has left no
+ * slow path for this long, once it is blocked in a system call (tcache.c,
+ * tcache_reclaim), and looks again this often while a cache may turn
+ * idle: one wake-up a second at most for a working program. */
+#ifndef SMP_CACHE_IDLE_MS
+#define SMP_CACHE_IDLE_MS 1000u
+#endif
+
 /* Empty slabs that stay resident however long they wait: this many, or an
  * eighth of the slabs in use if more (1 MiB: an emptied heap falls to it). */
 #ifndef SMP_PURGE_KEEP_SLABS

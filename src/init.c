@@ -113,7 +113,9 @@ void init_thread(void) {
   }
   /* The cache is installed first: should pthread_setspecific allocate, it
    * finds it (outside the slow path: not served aside). */
-  if (atomic_load(&key_state) == 2) pthread_setspecific(thread_key, tc);
+  /* Only a cache whose thread exit will unlist it may be emptied by
+   * another thread (its owner's thread-local block is freed at exit). */
+  if (atomic_load(&key_state) == 2 && pthread_setspecific(thread_key, tc) == 0) tcache_publish(tc);
 }
 
 /* ---- fork ---------------------------------------------------------------- */

@@ -426,6 +426,23 @@ void os_futex_wait_ms(_Atomic int *addr, int val, uint32_t ms) {
   errno = saved;
 }
 
+int os_gettid(void) { return (int)syscall(SYS_gettid); }
+
+bool os_task_in_syscall(int tid) {
+  int saved = errno;
+  char path[48] = "/proc/self/task/", digits[12], buf[32];
+  int k = 0, at = 16;
+  for (unsigned v = (unsigned)tid; k == 0 || v != 0; v /= 10) digits[k++] = (char)('0' + v % 10);
+  while (k > 0) path[at++] = digits[--k];
+  memcpy(path + at, "/syscall", 9);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  errno = saved;
+  /* "running", "-1 ..." (blocked, not in a system call), or "NR ...". */
+  return n > 0 && buf[0] >= '0' && buf[0] <= '9';
+}
+
 bool os_thread_start(void *(*fn)(void *), const char *name) {
   int saved = errno;
   pthread_attr_t attr;

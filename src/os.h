@@ -134,6 +134,13 @@ SMP_HIDDEN void os_futex_wait(_Atomic int *addr, int val);
 SMP_HIDDEN void os_futex_wake(_Atomic int *addr, int n);
 /* The same, waking after ms milliseconds at the latest. */
 SMP_HIDDEN void os_futex_wait_ms(_Atomic int *addr, int val, uint32_t ms);
+/* The calling thread's id (gettid). */
+SMP_HIDDEN int os_gettid(void);
+/* Is thread tid of this process blocked in a system call now
+ * (/proc/self/task/TID/syscall names one)?  False when it runs, is
+ * runnable, waits outside a system call (a page fault), or the kernel
+ * cannot tell. */
+SMP_HIDDEN bool os_task_in_syscall(int tid);
 /* Start a detached thread running fn, with every signal blocked in it,
  * named name; false if it could not be made. */
 SMP_HIDDEN bool os_thread_start(void *(*fn)(void *), const char *name);

@@ -62,10 +62,13 @@ static size_t extent_cap(void) {
  * free memory would stay resident for good.  So once there is free memory
  * past the floor, a thread is started (once a process, from a slow path's
  * exit: alloc.c) that returns what has aged, as purge_due's walk does,
- * every half delay while there is more to age, and sleeps without a
- * timeout when there is none, until a slow path finds free memory past
- * the floor again and wakes it.  It holds no cache, takes no signal, and
- * is detached: the process exits without it. */
+ * every half delay while there is more to age.  It also empties the
+ * caches of threads idle for SMP_CACHE_IDLE_MS (tcache_reclaim): a thread
+ * that stopped allocating must not pin its cached blocks' slabs.  With
+ * nothing to age and no cache that may turn idle, it sleeps without a
+ * timeout, until a slow path finds free memory past the floor again and
+ * wakes it.  It holds no cache, takes no signal, and is detached: the
+ * process exits without it. */
 enum { BG_NONE, BG_STARTING, BG_RUNNING, BG_OFF };
 static _Atomic int bg_state;
 static _Atomic int bg_word;   /* futex: 0 asleep for good, 1 awake or due */
@@ -87,16 +90,24 @@ static size_t purge_aged(uint32_t now, uint32_t delay) {
 static void *bg_main(void *arg) {
   (void)arg;
   for (;;) {
+    atomic_store_explicit(&bg_word, 1, memory_order_relaxed); /* awake: wakers need not call */
     atomic_fetch_add_explicit(&bg_wakeups, 1, memory_order_relaxed);
-    uint32_t delay = options.purge_delay_ms;
-    atomic_fetch_add_explicit(&bg_returned, purge_aged(os_now_ms(), delay), memory_order_relaxed);
+    uint32_t delay = options.purge_delay_ms, now = os_now_ms();
+    /* Idle threads' caches first: what they held is then free, and goes
+     * back once it has aged like the rest. */
+    bool waiting = false;
+    tcache_reclaim(now, SMP_CACHE_IDLE_MS, &waiting);
+    atomic_fetch_add_explicit(&bg_returned, purge_aged(now, delay), memory_order_relaxed);
     if (idle_due()) { /* more to age: look again in half a delay */
       os_futex_wait_ms(&bg_word, 1, delay / 2 > 10 ? delay / 2 : 10);
       continue;
     }
     atomic_store_explicit(&bg_word, 0, memory_order_seq_cst);
     if (idle_due()) continue; /* freed meanwhile: a waker saw 1 and did not wake */
-    os_futex_wait(&bg_word, 0);
+    if (waiting) /* a thread's cache may turn idle */
+      os_futex_wait_ms(&bg_word, 0, SMP_CACHE_IDLE_MS);
+    else
+      os_futex_wait(&bg_word, 0);
   }
   return NULL;
 }
@@ -157,7 +168,9 @@ void purge_due(void) {
 
 size_t purge_all(void) {
   uint32_t now = os_now_ms();
+  bool waiting;
   tcache_flush();
+  tcache_reclaim(now, 0, &waiting); /* other threads' caches, where they are idle */
   slot_collect();
   size_t r = chunk_purge(0, now, 0) + extent_purge(0, now, 0);
   r += large_cache_purge(true, now, 0);

@@ -15,7 +15,7 @@
 _Alignas(64) char tcache_none_rows[(SMP_MAX_SLOTS + 1) / 2 * SLAB_PAIR_BYTES];
 tcache_t tcache_none = {.bins = tcache_none_rows, .rows = tcache_none_rows}; /* no cache yet (tcache.h) */
 static tcache_t tcache_gone = {.bins = tcache_none_rows, .rows = tcache_none_rows}; /* exiting: no cache again */
-__thread tcache_tls_t tcache_tls = {tcache_none_rows, tcache_none_rows, &tcache_none, 0};
+__thread tcache_tls_t tcache_tls = {tcache_none_rows, tcache_none_rows, &tcache_none, 0, NULL, 0, 0, 0};
 
 /* The calling thread works with cache tc from now on. */
 static void tcache_use(tcache_t *tc) {
@@ -28,6 +28,7 @@ static void tcache_use(tcache_t *tc) {
 
 static lock_t tcache_lock;
 static tcache_t *tcache_free_list; /* caches of exited threads, for reuse */
+static tcache_t *tcache_all;       /* every cache ever made, by next_all */
 
 /* The most blocks bin c may hold, in a small heap and in a big one
  * (tcache_room sets them; config.h, SMP_TCACHE_BIG_BYTES). */
@@ -103,6 +104,22 @@ static void tcache_clear(tcache_t *tc) {
 
 static void tcache_rehome(tcache_t *tc);
 
+/* A fresh cache joins the list of all (with no owner yet: tcache_publish). */
+static void tcache_list(tcache_t *tc) {
+  lock_take(&tcache_lock);
+  tc->next_all = tcache_all;
+  tcache_all = tc;
+  lock_drop(&tcache_lock);
+}
+
+void tcache_publish(tcache_t *tc) {
+  lock_take(&tcache_lock);
+  tcache_tls.tid = os_gettid();
+  tcache_tls.seen_epoch = atomic_load_explicit(&tc->epoch, memory_order_relaxed) - 1; /* seen as new */
+  atomic_store_explicit(&tc->tls, &tcache_tls, memory_order_release);
+  lock_drop(&tcache_lock);
+}
+
 tcache_t *tcache_create(void) {
   static _Atomic size_t room_once;
   size_t room = atomic_load_explicit(&room_once, memory_order_relaxed);
@@ -151,6 +168,7 @@ tcache_t *tcache_create(void) {
   tcache_reset(tc, room);
   atomic_fetch_add_explicit(&tcache_live, 1, memory_order_relaxed);
   tcache_use(tc);
+  tcache_list(tc);
   return tc;
 }
 
@@ -265,6 +283,7 @@ void tcache_destroy(tcache_t *tc) {
   slot_leave(tc->slot);
   if (slot_threads_in(tc->slot) == 0) slot_drain_idle(tc->slot); /* the slot's last thread */
   lock_take(&tcache_lock);
+  atomic_store_explicit(&tc->tls, NULL, memory_order_relaxed); /* no owner: never emptied from outside */
   tc->next_free = tcache_free_list;
   tcache_free_list = tc;
   lock_drop(&tcache_lock);
@@ -375,8 +394,81 @@ bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char *who) {
 
 void tcache_fork_prepare(void) { lock_take(&tcache_lock); }
 void tcache_fork_parent(void) { lock_drop(&tcache_lock); }
+/* ---- emptying idle threads' caches ---------------------------------------- */
+
+#define SEEN_EMPTIED UINT32_MAX
+
+/* The next cache from *at on (the list only grows at its head: a cache's
+ * next_all never changes) that may be emptied now, its steal lock taken;
+ * NULL at the end.  tcache_lock is held only while looking: emptying gives
+ * blocks back under slot locks, and a fork takes the slot locks before
+ * tcache_lock. */
+static tcache_t *reclaim_next(tcache_t **at, uint32_t now, uint32_t idle_ms, bool *waiting) {
+  lock_take(&tcache_lock);
+  tcache_t *tc = *at == NULL ? tcache_all : (*at)->next_all;
+  for (; tc != NULL; tc = tc->next_all) {
+    tcache_tls_t *t = atomic_load_explicit(&tc->tls, memory_order_acquire);
+    if (t == NULL || t == &tcache_tls) continue; /* free, or the caller's own */
+    uint32_t e = atomic_load_explicit(&tc->epoch, memory_order_relaxed);
+    if (e != t->seen_epoch) { /* it worked since the last look */
+      t->seen_epoch = e;
+      t->seen_ms = now;
+    } else if (t->seen_ms == SEEN_EMPTIED) {
+      continue; /* emptied, and idle since */
+    }
+    if (idle_ms != 0 && (uint32_t)(now - t->seen_ms) < idle_ms) {
+      *waiting = true;
+      continue;
+    }
+    if (lock_try(&tc->steal)) break; /* else inside a slow path */
+    *waiting = true;
+  }
+  lock_drop(&tcache_lock);
+  *at = tc;
+  return tc;
+}
+
+unsigned tcache_reclaim(uint32_t now, uint32_t idle_ms, bool *waiting) {
+  unsigned n = 0;
+  if (now == SEEN_EMPTIED) now--;
+  tcache_t *tc = NULL;
+  while (reclaim_next(&tc, now, idle_ms, waiting) != NULL) {
+    /* Its owner cannot leave meanwhile (tcache_destroy runs under the
+     * steal lock): its thread-local block stays.  Hide the cache from the
+     * owner's fast paths (as tcache_enter does), then make sure the owner
+     * is not inside one: blocked in a system call, it is between two of
+     * them, and from its return on every fast path finds the hidden rows,
+     * takes a slow path and waits for the steal lock.  (A thread
+     * preempted, or stopped in a page fault, may be inside one: left
+     * alone.) */
+    tcache_tls_t *t = atomic_load_explicit(&tc->tls, memory_order_relaxed);
+    __atomic_store_n(&t->bins, tcache_none_rows, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->rows, tcache_none_rows, __ATOMIC_RELAXED);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (os_task_in_syscall(t->tid)) {
+      flush(tc);
+      t->seen_ms = SEEN_EMPTIED;
+      n++;
+    } else {
+      *waiting = true;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    __atomic_store_n(&t->bins, tc->bins, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->rows, tc->rows, __ATOMIC_RELAXED);
+    lock_drop(&tc->steal);
+  }
+  return n;
+}
+
 void tcache_fork_child(void) {
   lock_reset(&tcache_lock);
+  /* The other threads are not in the child: their caches have no owner
+   * (their blocks stay, as before), and may not be emptied. */
+  for (tcache_t *c = tcache_all; c != NULL; c = c->next_all)
+    if (c != tcache_tls.self) {
+      atomic_store_explicit(&c->tls, NULL, memory_order_relaxed);
+      lock_reset(&c->steal);
+    }
   /* slot_reset_all forgot every thread; the one that forked lives on. */
   tcache_t *tc = tcache_tls.self;
   bool has = tc != &tcache_none && tc != &tcache_gone;

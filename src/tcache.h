@@ -51,6 +51,7 @@
 #ifndef SMP_TCACHE_H
 #define SMP_TCACHE_H
 
+#include "lock.h"
 #include "sizeclass.h"
 #include "track.h"
 
@@ -96,14 +97,29 @@ typedef struct tcache_s {
                              or two) */
   void **room, **room_end; /* the part of space the arrays do not use */
   struct tcache_s *next_free;
+  /* Emptying an idle thread's cache from another thread (tcache_reclaim):
+   * steal is held by the owner inside a slow path (tcache_enter) and by
+   * the emptier; tls names the owner (NULL: none, the cache is free);
+   * epoch counts the owner's slow paths. */
+  lock_t steal;
+  struct tcache_tls_s *_Atomic tls;
+  struct tcache_s *next_all; /* every cache ever made (tcache_lock) */
+  _Atomic uint32_t epoch;
 } tcache_t;
+_Static_assert(sizeof(tcache_t) == 128, "a thread cache's header is 128 bytes (config.h, SMP_TCACHE_HEAD_AT)");
 
 /* What the fast paths read of the calling thread, in one thread-local
  * block: malloc the live row, free the rows, the slow paths the cache. */
-typedef struct {
+typedef struct tcache_tls_s {
   char *bins, *rows;
   tcache_t *self;
   unsigned inside; /* slow paths the thread is in (tcache_enter) */
+  tcache_t *locked; /* the cache whose steal lock the outermost one took */
+  /* The thread's id, and what tcache_reclaim last saw of its cache: the
+   * epoch, and when (SEEN_EMPTIED: emptied at that epoch).  Written by the
+   * emptier under the cache's tcache_lock. */
+  int tid;
+  uint32_t seen_epoch, seen_ms;
 } tcache_tls_t;
 SMP_HIDDEN extern __thread tcache_tls_t tcache_tls;
 
@@ -116,7 +132,14 @@ SMP_HIDDEN extern char tcache_none_rows[];
  * too, finds the thread inside (tcache_reentered) and is served aside
  * (reentry.h).  Nests. */
 static inline void tcache_enter(void) {
-  tcache_tls.inside++;
+  if (tcache_tls.inside++ == 0) {
+    tcache_t *tc = tcache_tls.self;
+    /* Not while another thread empties it (tcache_reclaim). */
+    if (atomic_load_explicit(&tc->tls, memory_order_relaxed) != NULL) {
+      lock_take(&tc->steal);
+      tcache_tls.locked = tc;
+    }
+  }
   atomic_signal_fence(memory_order_seq_cst);
   tcache_tls.bins = tcache_none_rows;
   tcache_tls.rows = tcache_none_rows;
@@ -128,6 +151,13 @@ static inline void tcache_leave(void) {
   if (tcache_tls.inside == 1) {
     tcache_tls.bins = tcache_tls.self->bins;
     tcache_tls.rows = tcache_tls.self->rows;
+    tcache_t *tc = tcache_tls.locked;
+    if (tc != NULL) {
+      tcache_tls.locked = NULL;
+      atomic_store_explicit(&tc->epoch, atomic_load_explicit(&tc->epoch, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
+      lock_drop(&tc->steal);
+    }
   }
   atomic_signal_fence(memory_order_seq_cst);
   tcache_tls.inside--;
@@ -187,6 +217,17 @@ SMP_HIDDEN bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char
 SMP_HIDDEN void tcache_refresh(void);
 /* Give every block of the calling thread's cache back. */
 SMP_HIDDEN void tcache_flush(void);
+/* The calling thread owns tc (its cache, whose thread exit runs
+ * tcache_destroy): from now on another thread may empty it while this one
+ * is idle (tcache_reclaim). */
+SMP_HIDDEN void tcache_publish(tcache_t *tc);
+/* Empty the caches of other threads that are blocked in a system call
+ * (they cannot be inside a fast path) and have left no slow path for
+ * idle_ms (0: any such thread, as malloc_trim wants), each once until its
+ * thread works again: their blocks go back to their slabs.  *waiting is
+ * set where a cache may become idle later (look again in idle_ms).
+ * Returns the caches emptied.  No lock may be held. */
+SMP_HIDDEN unsigned tcache_reclaim(uint32_t now, uint32_t idle_ms, bool *waiting);
 /* How many threads have a cache now (the purge cap scales with them). */
 SMP_HIDDEN unsigned tcache_threads(void);
 SMP_HIDDEN void tcache_fork_prepare(void);
