@@ -26,7 +26,7 @@ LIB_SO  := $(BUILD)/libsmpalloc.so
 LIB_A   := $(BUILD)/libsmpalloc.a
 
 # The allocator core (no libc names) and the file that adds the libc names.
-CORE_SRCS    := src/os.c src/lock.c src/options.c src/sizeclass.c src/pagemap.c src/region.c \
+CORE_SRCS    := src/os.c src/os_proc.c src/lock.c src/options.c src/sizeclass.c src/pagemap.c src/region.c \
                 src/chunk.c src/extent.c src/slab.c src/slot.c src/large.c src/tcache.c \
                 src/purge.c src/reentry.c src/stats.c src/init.c src/alloc.c
 OVERRIDE_SRC := src/override.c

@@ -77,7 +77,8 @@
  *   pagemap.c    address -> slab or large block  sizeclass.c  the classes
  *   region.c     metadata, chunk reservations
  *   lock.c       the mutex                       options.c    SMPALLOC_*
- *   os.c         every system call
+ *   os_proc.c    clock, CPUs, futexes, threads, messages
+ *   os.c         every other system call: memory
  */
 #include <errno.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * them directly, like smp_malloc and smp_free (alloc.c): a libc name that
  * jumped to its smp_* twin would cost an instruction a call.  Everything
  * past them - a miss, an overflow, a large block, a bad pointer - is a tail
- * jump into alloc.c (or os.c's os_fail), so neither builds a stack frame
+ * jump into alloc.c (or os_proc.c's os_fail), so neither builds a stack frame
  * (tests/api/t_fastpath_frame.sh reads the disassembly).
  */
 #ifndef SMP_ALLOC_H

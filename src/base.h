@@ -25,7 +25,7 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Defined by os.c: write one line and abort. */
+/* Defined by os_proc.c: write one line and abort. */
 SMP_HIDDEN _Noreturn SMP_COLD void os_fatal(const char *call, const char *what, const void *addr);
 
 /* The same, for fast paths: not declared noreturn (and defined in another

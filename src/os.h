@@ -1,11 +1,13 @@
 /*
- * os.h - the seam to the kernel.  os.c is the only file of smpalloc that
- * makes a system call or reads the auxiliary vector.
+ * os.h - the seam to the kernel.  os.c (memory) and os_proc.c (the clock,
+ * CPUs, futexes, threads, messages) are the only files of smpalloc that
+ * make a system call or read the auxiliary vector.
  *
  * Contract for every function here: errno is the same on return as on entry
  * (callers set ENOMEM themselves at the API boundary); sizes and addresses
  * are multiples of os_page_size() unless said otherwise; failure is a
- * return value, never an abort; nothing allocates, uses stdio or reads the
+ * return value, never an abort; nothing allocates (but os_thread_start,
+ * whose pthread_create does), uses stdio or reads the
  * environment, so every function is safe before libc is initialised and
  * while an allocator lock is held (though callers avoid that: no system
  * call under a lock).

@@ -10,7 +10,7 @@ need_cmd python3
 python3 - <<'PY'
 import glob, os, re, subprocess, sys
 # Rank of each file: arrows may only point to a lower rank.
-rank = {'os': 0, 'lock': 1, 'options': 1, 'sizeclass': 1, 'reentry': 1, 'pagemap': 2, 'region': 2, 'chunk': 3,
+rank = {'os': 0, 'os_proc': 0.5, 'lock': 1, 'options': 1, 'sizeclass': 1, 'reentry': 1, 'pagemap': 2, 'region': 2, 'chunk': 3,
         'slab': 4, 'extent': 4, 'slot': 5, 'large': 5, 'tcache': 6, 'purge': 7, 'stats': 7.5,
         'init': 8, 'alloc': 9, 'override': 10}
 mods = sorted(os.path.basename(c)[:-2] for c in glob.glob('src/*.c'))
