@@ -1,7 +1,7 @@
 /* mem_idle: memory freed in a burst comes back while the program is idle,
  * with no allocator call.
  *
- * usage: mem_idle burst [wait_ms]
+ * usage: mem_idle burst [wait_ms [back]]
  *   Two threads each allocate 48 MiB of blocks of 16 B to 8 KiB (sizes
  *   log-uniform, each block's first and last bytes written), then free the
  *   newest seven eighths of them, so that about 12 MiB stays live; the
@@ -11,8 +11,8 @@
  *     live=L after=A end=E reached=T
  *   in MiB: the live bytes, the RSS right after the frees and after
  *   wait_ms;
- *   T the first millisecond at which the RSS fell to L + (A - L) / 3, two
- *   thirds of the excess gone back (-1: never).
+ *   T the first millisecond at which the RSS fell to L + (A - L) * (1 -
+ *   back): that share of the excess gone back (default 2/3; -1: never).
  *   Then it reports the background thread's wake-ups over one more idle
  *   second ("wakeups=W", -1 when there is no such thread), and the MiB the
  *   allocator counts in use beyond the live blocks' usable sizes
@@ -207,6 +207,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   long wait_ms = argc > 2 ? atol(argv[2]) : 3000;
+  double back = argc > 3 ? atof(argv[3]) : 2.0 / 3;
   pthread_barrier_init(&freed, NULL, 3);
   pthread_barrier_init(&done, NULL, 3);
   pthread_t t[2];
@@ -218,7 +219,7 @@ int main(int argc, char **argv) {
   double start = now_s();
   long reached = -1;
   for (long ms = 0; ms <= wait_ms; ms += 10) {
-    if (reached < 0 && (double)rss_bytes() / MIB <= live + (after - live) / 3)
+    if (reached < 0 && (double)rss_bytes() / MIB <= live + (after - live) * (1 - back))
       reached = (long)((now_s() - start) * 1000);
     nap_ms(10);
   }
