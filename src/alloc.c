@@ -129,16 +129,19 @@ static inline void large_check(const void *p, pagemap_entry_t e, const char *who
 /* Every path that may take a lock or change the thread's cache runs
  * between enter and leave (tcache_enter): a signal handler's call that
  * interrupts it is served aside (reentry.h).  Leaving, the frees that such
- * calls put off are done, now that no lock is held, and the background
- * purge is started if a slow path asked for it (purge.h). */
+ * calls put off are done, now that no lock is held; past an allocation's,
+ * the background purge may be started (purge.h). */
 static void enter(void) { tcache_enter(); }
 static void free_deferred(void);
 static inline void leave(void) {
   tcache_leave();
   if (unlikely(atomic_load_explicit(&reentry_pending, memory_order_relaxed) != 0) && !tcache_reentered())
     free_deferred();
-  if (unlikely(atomic_load_explicit(&purge_bg_wanted, memory_order_relaxed)) && !tcache_reentered())
-    purge_bg_start(); /* outside the slow path: creating a thread allocates */
+}
+/* Past an allocation's slow path: the background purge may be due. */
+static inline void leave_alloc(void) {
+  leave();
+  if (unlikely(purge_bg_none()) && !tcache_reentered()) purge_bg_start();
 }
 
 /* ---- small blocks -------------------------------------------------------- */
@@ -150,7 +153,7 @@ SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
   void *p = tcache_alloc_slow(c);
   if (p == NULL && purge_reclaim()) p = tcache_alloc_slow(c);
   purge_maintain(); /* a program that only allocates still returns memory */
-  leave();
+  leave_alloc();
   return p != NULL ? p : fail(ENOMEM);
 }
 
@@ -182,7 +185,7 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
   void *p = large_alloc(n, align, zeroed);
   if (p == NULL && purge_reclaim()) p = large_alloc(n, align, zeroed);
   purge_maintain();
-  leave();
+  leave_alloc();
   return p != NULL ? p : fail(ENOMEM);
 }
 

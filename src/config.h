@@ -152,12 +152,13 @@
 #define SMP_PURGE_EVERY 8u
 #endif
 
-/* The background purge thread (purge.c) starts once free granules past
- * the floor reach this many (8 MiB): glibc-simple, whose free memory
- * passes the floor by a little, peaked at 1.25x glibc's RSS with it
- * against 1.14x (its stack, and the first thread's share of libc). */
-#ifndef SMP_BG_START
-#define SMP_BG_START 128u
+/* The background purge thread (purge.c) starts once the heap holds this
+ * many granules in slabs and runs, or this much in large blocks (32 MiB):
+ * a small heap has little to return and does without the thread's stack
+ * (started for any free memory past the floor, it took glibc-simple from
+ * 1.14x to 1.25x glibc's peak RSS). */
+#ifndef SMP_BG_HEAP
+#define SMP_BG_HEAP 512u
 #endif
 
 /* The background thread empties the cache of a thread that has left no

@@ -59,9 +59,9 @@ static size_t extent_cap(void) {
 /* ---- the background thread ------------------------------------------------ */
 
 /* A program that stops calling the allocator never reaches purge_due: its
- * free memory would stay resident for good.  So once there is free memory
- * past the floor, a thread is started (once a process, from a slow path's
- * exit: alloc.c) that returns what has aged, as purge_due's walk does,
+ * free memory would stay resident for good.  So a big heap gets a thread
+ * (once a process: purge_bg_start) that returns what has aged, as
+ * purge_due's walk does,
  * every half delay while there is more to age.  It also empties the
  * caches of threads idle for SMP_CACHE_IDLE_MS (tcache_reclaim): a thread
  * that stopped allocating must not pin its cached blocks' slabs.  With
@@ -72,7 +72,6 @@ static size_t extent_cap(void) {
 enum { BG_NONE, BG_STARTING, BG_RUNNING, BG_OFF };
 static _Atomic int bg_state;
 static _Atomic int bg_word;   /* futex: 0 asleep for good, 1 awake or due */
-_Atomic bool purge_bg_wanted; /* a slow path asks for the thread (alloc.c) */
 static _Atomic size_t bg_wakeups, bg_returned;
 
 /* Is free memory waiting past the floor? */
@@ -112,33 +111,40 @@ static void *bg_main(void *arg) {
   return NULL;
 }
 
+/* The thread is started from an allocation's slow path, past it (alloc.c),
+ * once the heap holds SMP_BG_HEAP granules: a heap that big can free a
+ * burst worth returning, and the thread is there before it does.  Never
+ * from a free: glibc frees a finished thread's TLS holding the lock its
+ * pthread_create takes (pthread_join: __nptl_free_stacks), so a thread
+ * started there waits for itself (threads-1000 hung so). */
 void purge_bg_start(void) {
-  atomic_store_explicit(&purge_bg_wanted, false, memory_order_relaxed);
+  size_t blocks, bytes;
+  large_counters(&blocks, &bytes);
   int none = BG_NONE;
+  if (!options.background) { /* for good: no more looks */
+    atomic_compare_exchange_strong(&bg_state, &none, BG_OFF);
+    return;
+  }
+  if (chunk_active() < SMP_BG_HEAP && bytes / SMP_SLAB_SIZE < SMP_BG_HEAP) return;
   if (!atomic_compare_exchange_strong(&bg_state, &none, BG_STARTING)) return;
   atomic_store_explicit(&bg_word, 1, memory_order_relaxed);
   atomic_store(&bg_state, os_thread_start(bg_main, "smpalloc-purge") ? BG_RUNNING : BG_OFF);
 }
 
-/* Free memory past the floor: wake the thread, or have it started. */
+/* Free memory past the floor: wake the thread (a futex wake: safe from any
+ * caller). */
 static void bg_poke(void) {
-  if (!options.background) return;
-  int st = atomic_load_explicit(&bg_state, memory_order_relaxed);
-  /* Started for SMP_BG_START granules past the floor or more: the thread
-   * costs a stack, and a process that had one thread locks with atomics
-   * from then on (lock.h). */
-  if (st == BG_NONE && chunk_dirty() + extent_dirty() >= purge_keep() + extent_keep() + SMP_BG_START)
-    atomic_store_explicit(&purge_bg_wanted, true, memory_order_relaxed);
-  else if (st == BG_RUNNING && atomic_load_explicit(&bg_word, memory_order_relaxed) == 0 &&
-           atomic_exchange(&bg_word, 1) == 0)
+  if (atomic_load_explicit(&bg_state, memory_order_relaxed) == BG_RUNNING &&
+      atomic_load_explicit(&bg_word, memory_order_relaxed) == 0 && atomic_exchange(&bg_word, 1) == 0)
     os_futex_wake(&bg_word, 1);
 }
+
+bool purge_bg_none(void) { return atomic_load_explicit(&bg_state, memory_order_relaxed) == BG_NONE; }
 
 void purge_bg_fork_child(void) {
   /* The thread is not in the child: it starts again when needed. */
   atomic_store_explicit(&bg_state, BG_NONE, memory_order_relaxed);
   atomic_store_explicit(&bg_word, 0, memory_order_relaxed);
-  atomic_store_explicit(&purge_bg_wanted, false, memory_order_relaxed);
 }
 
 void purge_bg_counts(bool *running, size_t *wakeups, size_t *returned) {

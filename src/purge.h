@@ -44,10 +44,11 @@ static inline void purge_maintain(void) {
   if (++purge_tick % SMP_PURGE_EVERY != 0) return;
   purge_due();
 }
-/* A slow path asked for the background thread (purge_bg_wanted): start
- * it, once a process.  Called outside any slow path (it creates a thread,
- * which allocates). */
-SMP_HIDDEN extern _Atomic bool purge_bg_wanted;
+/* Is there no background thread yet (a relaxed read)? */
+SMP_HIDDEN bool purge_bg_none(void);
+/* Start it, once a process, if the heap is big enough (purge.c).  Called
+ * only past an allocation's slow path, outside it: creating a thread
+ * allocates, and takes locks of libc's that a free may be called under. */
 SMP_HIDDEN void purge_bg_start(void);
 /* In a child after fork: no thread there; it starts again when needed. */
 SMP_HIDDEN void purge_bg_fork_child(void);
