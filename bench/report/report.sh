@@ -217,22 +217,8 @@ run_part() {
 part_failed() { put "$1" status "failed: $2"; status=1; }
 split_words() { read -r -a WORDS <<<"$1"; }
 
-# The CSV reader of bench/suite/run.sh: quoted fields may hold commas.
-CSV_AWK='
-  function split_csv(line, f,    n, i, c, q, cur) {
-    n = 0; cur = ""; q = 0
-    for (i = 1; i <= length(line); i++) {
-      c = substr(line, i, 1)
-      if (q) {
-        if (c == "\"") { if (substr(line, i + 1, 1) == "\"") { cur = cur "\""; i++ } else q = 0 }
-        else cur = cur c
-      } else if (c == "\"") q = 1
-      else if (c == ",") { f[++n] = cur; cur = "" }
-      else cur = cur c
-    }
-    f[++n] = cur
-    return n
-  }'
+# The CSV reader the suite's runner uses too (split_csv).
+CSV_AWK=$(cat bench/csv.awk)
 
 # 1. the seed
 if skipped seed; then put seed status "skipped: --skip seed"

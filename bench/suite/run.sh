@@ -210,23 +210,7 @@ elapsed=$(( $(date +%s) - start ))
 # The start of an awk program that reads smpbench's CSV: split_csv, and the
 # header's columns into col[] (wall_time, peak_rss and allocator must be
 # there).  Its records then come with NR > 1.
-CSV_AWK='
-    # A CSV line split into fields; quoted fields may hold commas and "".
-    function split_csv(line, f,    n, i, c, q, cur) {
-      n = 0; cur = ""; q = 0
-      for (i = 1; i <= length(line); i++) {
-        c = substr(line, i, 1)
-        if (q) {
-          if (c == "\"") {
-            if (substr(line, i + 1, 1) == "\"") { cur = cur "\""; i++ } else q = 0
-          } else cur = cur c
-        } else if (c == "\"") q = 1
-        else if (c == ",") { f[++n] = cur; cur = "" }
-        else cur = cur c
-      }
-      f[++n] = cur
-      return n
-    }
+CSV_AWK="$(cat bench/csv.awk)"'
     NR == 1 {
       n = split_csv($0, h)
       for (i = 1; i <= n; i++) col[h[i]] = i
