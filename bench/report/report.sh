@@ -215,6 +215,16 @@ run_part() {
 }
 # part_failed PART WHY: the part made no table.
 part_failed() { put "$1" status "failed: $2"; status=1; }
+# keep_rows PART WHY: the data lines in $rows that PART made ("PART\trow\t...")
+# go into the data, and PART is ok; with none, PART failed (WHY).
+keep_rows() {
+  if grep -q "^$1"$'\trow\t' <<<"$rows"; then
+    printf '%s\n' "$rows" >>"$DATA"
+    put "$1" status ok
+  else
+    part_failed "$1" "$2"
+  fi
+}
 split_words() { read -r -a WORDS <<<"$1"; }
 
 # The CSV reader the suite's runner uses too (split_csv).
@@ -254,12 +264,7 @@ else
         else printf "seed\trow\t%s\t%s\t%s\t%s\n", a, wall[a], rss[a], (metric == "instructions") ? ins[a] : cpu[a]
       }
     }' "$WORK/seed.csv")
-  if [ -n "$rows" ] && grep -q $'^seed\trow\t' <<<"$rows"; then
-    printf '%s\n' "$rows" >>"$DATA"
-    put seed status ok
-  else
-    part_failed seed "smpbench exited $RC and wrote no medians (see $WORK/seed.err)"
-  fi
+  keep_rows seed "smpbench exited $RC and wrote no medians (see $WORK/seed.err)"
 fi
 
 # 2. the workload suite
@@ -296,12 +301,7 @@ else
       }
       if (base != "glibc") print "suite\tbase\t" base
     }' "$WORK/suite-out/suite.tsv")
-  if grep -q $'^suite\trow\t' <<<"$rows"; then
-    printf '%s\n' "$rows" >>"$DATA"
-    put suite status ok
-  else
-    part_failed suite "bench/suite/run.sh exited $RC with no table (see $WORK/suite.err)"
-  fi
+  keep_rows suite "bench/suite/run.sh exited $RC with no table (see $WORK/suite.err)"
 fi
 
 # 3. the fast path
@@ -322,12 +322,8 @@ else
       if ($2 == "(failed)") printf "fastpath\trow\t%s\t\tfailed\n", $1
       else if (NF == 3) printf "fastpath\trow\t%s\t%s\t%s\n", $1, $2, $3
     }' "$WORK/fastpath.out")
-  if [ "$RC" -eq 0 ] && grep -q $'^fastpath\trow\t' <<<"$rows"; then
-    printf '%s\n' "$rows" >>"$DATA"
-    put fastpath status ok
-  else
-    part_failed fastpath "bench/fastpath.sh exited $RC (see $WORK/fastpath.err)"
-  fi
+  [ "$RC" -eq 0 ] || rows=""
+  keep_rows fastpath "bench/fastpath.sh exited $RC (see $WORK/fastpath.err)"
 fi
 
 # 4. the shape sweep
