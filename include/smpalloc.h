@@ -166,6 +166,7 @@ typedef struct {
                                bitmaps, thread caches (guarded, never unmapped) */
   size_t bytes_resident;    /* mapped minus returned: what smpalloc may hold in RAM */
   size_t bytes_returned;    /* total bytes given back to the kernel so far */
+  size_t return_calls;      /* ... in this many system calls (munmap, madvise) */
   size_t slabs;             /* slabs in use by a size class */
   size_t slabs_free;        /* slabs held empty for reuse */
   size_t large_blocks;      /* blocks mapped alone */

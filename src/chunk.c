@@ -41,6 +41,26 @@ _Static_assert(SMP_CHUNK_SLABS == 64, "a chunk's granules are one 64-bit mask");
 
 _Atomic size_t chunk_n_dirty;  /* free granules with resident pages (chunk.h) */
 _Atomic size_t chunk_n_active; /* granules in use (chunk.h) */
+density_t chunk_density = {0, 0, 1024, 4};
+
+void density_note(density_t *d, void *p, size_t size) {
+  static _Atomic uint32_t draw; /* which ranges, where the window falls: a Weyl sequence */
+  size_t page = os_page_size(), pages = size / page, w = pages < 64 ? pages : 64;
+  uint32_t r = atomic_fetch_add_explicit(&draw, 0x9e3779b9u, memory_order_relaxed);
+  /* One range in four once 4096 pages were seen: a system call each. */
+  if (w == 0 || (atomic_load_explicit(&d->seen, memory_order_relaxed) >= 4096 && r % 4 != 0)) return;
+  size_t at = (size_t)(r >> 8) % (pages - w + 1);
+  size_t got = os_resident((char *)p + at * page, w * page);
+  if (got == SIZE_MAX) return;
+  /* A hint, updated racily: a lost sample is noise. */
+  uint32_t seen = atomic_load_explicit(&d->seen, memory_order_relaxed) + (uint32_t)pages;
+  uint32_t res = atomic_load_explicit(&d->res, memory_order_relaxed) + (uint32_t)(got * pages / w);
+  if (seen > (1u << 20)) seen /= 2, res /= 2;
+  atomic_store_explicit(&d->seen, seen, memory_order_relaxed);
+  atomic_store_explicit(&d->res, res, memory_order_relaxed);
+  uint32_t least = res > seen >> d->floor ? res : seen >> d->floor;
+  atomic_store_explicit(&d->scale, seen == 0 ? 1024 : (uint32_t)(((uint64_t)least << 10) / seen), memory_order_relaxed);
+}
 
 static void add(_Atomic size_t *c, size_t k) {
   atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + k,
@@ -303,21 +323,38 @@ bool chunk_grow(unsigned k, bool dense) {
 
 /* ---- returning pages ------------------------------------------------------ */
 
-/* The bitmap pages of cm whose granules are all free and clean (or being
- * purged) go back too, among those that granules [lo, hi) share: the
- * bitmaps of a purged heap cost no memory.  A racing reuse rewrites its
- * bitmap after taking the granule, and a page given back reads as zero, so
- * at worst a page stays.  No lock held. */
-static size_t bitmap_purge(chunk_t *cm, uint64_t idle, unsigned lo, unsigned hi) {
+/* The bitmap pages of cm whose granules are all free and clean go back
+ * too, if a slab wrote them: the bitmaps of a purged heap cost no memory,
+ * and a heap of runs makes no system call for bitmaps it never used.  The
+ * page's granules are out of the pool meanwhile (purging), so that no slab
+ * writes a bitmap the kernel is about to zero.  No lock held. */
+static size_t bitmap_purge(chunk_t *cm) {
   size_t page = os_page_size(), per = page / sizeof cm->bitmap[0], returned = 0;
-  if (per == 0 || per > 64) return 0;
-  for (unsigned g = lo / per * per; g < hi; g += (unsigned)per) {
+  if (per == 0 || per > 64 || 64 % per != 0) return 0;
+  uint64_t take = 0;
+  lock_take(&pool_lock);
+  uint64_t idle = cm->free & ~cm->dirty, used = atomic_load_explicit(&cm->bitmapped, memory_order_relaxed);
+  for (unsigned g = 0; g < 64; g += (unsigned)per) {
     uint64_t m = span(g, (unsigned)per);
-    if ((idle & m) == m) {
+    if ((idle & m) == m && (used & m) != 0) take |= m;
+  }
+  if (take != 0) {
+    pool_remove(cm, take);
+    cm->purging |= take;
+  }
+  lock_drop(&pool_lock);
+  if (take == 0) return 0;
+  for (unsigned g = 0; g < 64; g += (unsigned)per)
+    if (take >> g & 1) {
       os_decommit(cm->bitmap[g], page);
       returned += page;
     }
-  }
+  atomic_fetch_and_explicit(&cm->bitmapped, ~take, memory_order_relaxed);
+  lock_take(&pool_lock);
+  cm->purging &= ~take;
+  cm->free |= take; /* clean */
+  relist(cm);
+  lock_drop(&pool_lock);
   return returned;
 }
 
@@ -350,20 +387,18 @@ size_t chunk_purge(size_t floor, uint32_t now, uint32_t delay) {
     if (pick == 0) continue;
     /* Neighbours go back with one system call. */
     uint64_t x = pick;
-    unsigned at, len, lo = 64, hi = 0;
+    unsigned at, len;
     while ((len = range_next(&x, &at)) != 0) {
+      density_note(&chunk_density, (void *)chunk_base(&cm->desc[at]), (size_t)len * SMP_SLAB_SIZE);
       os_decommit((void *)chunk_base(&cm->desc[at]), (size_t)len * SMP_SLAB_SIZE);
       returned += (size_t)len * SMP_SLAB_SIZE;
-      if (at < lo) lo = at;
-      hi = at + len;
     }
     lock_take(&pool_lock);
     cm->purging &= ~pick;
     cm->free |= pick; /* clean */
     relist(cm);
-    uint64_t idle = cm->free & ~cm->dirty;
     lock_drop(&pool_lock);
-    returned += bitmap_purge(cm, idle, lo, hi);
+    returned += bitmap_purge(cm);
   }
   return returned;
 }

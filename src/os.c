@@ -33,13 +33,14 @@ static bool os_fault(void) {
 static inline bool os_fault(void) { return false; }
 #endif
 
-static _Atomic size_t os_mapped, os_returned, os_guarded;
+static _Atomic size_t os_mapped, os_returned, os_guarded, os_returns;
 
 static void count(_Atomic size_t *c, size_t bytes) {
   atomic_fetch_add_explicit(c, bytes, memory_order_relaxed);
 }
 
-void os_counters(size_t *mapped, size_t *returned, size_t *guarded) {
+void os_counters(size_t *mapped, size_t *returned, size_t *calls, size_t *guarded) {
+  *calls = atomic_load_explicit(&os_returns, memory_order_relaxed);
   *guarded = atomic_load_explicit(&os_guarded, memory_order_relaxed);
   *mapped = atomic_load_explicit(&os_mapped, memory_order_relaxed);
   *returned = atomic_load_explicit(&os_returned, memory_order_relaxed);
@@ -236,6 +237,7 @@ void os_unmap(void *p, size_t size) {
   int saved = errno;
   munmap(p, size);
   count(&os_returned, size);
+  count(&os_returns, 1);
   atomic_fetch_sub_explicit(&os_mapped, size, memory_order_relaxed);
   errno = saved;
 }
@@ -247,6 +249,7 @@ bool os_resize(void *p, size_t old_size, size_t new_size) {
   if (ok && new_size > old_size) count(&os_mapped, new_size - old_size);
   if (ok && new_size < old_size) {
     count(&os_returned, old_size - new_size);
+    count(&os_returns, 1);
     atomic_fetch_sub_explicit(&os_mapped, old_size - new_size, memory_order_relaxed);
   }
   errno = saved;
@@ -354,5 +357,6 @@ void os_decommit(void *p, size_t size) {
    * and read back as zero, which calloc relies on. */
   madvise(p, size, MADV_DONTNEED);
   count(&os_returned, size);
+  count(&os_returns, 1);
   errno = saved;
 }

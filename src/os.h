@@ -121,7 +121,7 @@ SMP_HIDDEN void os_decommit(void *p, size_t size);
 /* Bytes mapped now (os_map, os_map_guarded, resizes), bytes returned to the
  * kernel so far (unmapped or decommitted), and of the mapped bytes those of
  * os_map_guarded (metadata). */
-SMP_HIDDEN void os_counters(size_t *mapped, size_t *returned, size_t *guarded);
+SMP_HIDDEN void os_counters(size_t *mapped, size_t *returned, size_t *calls, size_t *guarded);
 
 /* A millisecond clock (coarse, monotonic; no kernel entry: vDSO). */
 SMP_HIDDEN uint32_t os_now_ms(void);

@@ -50,6 +50,9 @@ static size_t extent_keep(void) {
   large_counters(&blocks, &bytes);
   return bytes / 8 / SMP_SLAB_SIZE;
 }
+/* A floor of dirty granules weighed by their resident share (purge_dirty),
+ * in granules. */
+static size_t chunk_floor(size_t n) { return density_unweigh(&chunk_density, n); }
 static size_t extent_cap(void) {
   size_t blocks, bytes, t = options.purge_threshold;
   large_counters(&blocks, &bytes);
@@ -76,13 +79,13 @@ static _Atomic size_t bg_wakeups, bg_returned;
 
 /* Is free memory waiting past the floor? */
 static bool idle_due(void) {
-  return chunk_dirty() > purge_keep() || extent_dirty() > extent_keep() || !large_cache_empty();
+  return purge_dirty() > purge_keep() || extent_dirty() > extent_keep() || !large_cache_empty();
 }
 
 /* Return what has aged past the floor (no lock held); the bytes. */
 static size_t purge_aged(uint32_t now, uint32_t delay) {
   atomic_store_explicit(&walked, now, memory_order_relaxed);
-  return chunk_purge(purge_keep(), now, delay) + extent_purge(extent_keep(), now, delay) +
+  return chunk_purge(chunk_floor(purge_keep()), now, delay) + extent_purge(extent_keep(), now, delay) +
          large_cache_purge(false, now, delay);
 }
 
@@ -156,16 +159,16 @@ void purge_bg_counts(bool *running, size_t *wakeups, size_t *returned) {
 /* ---- from the slow paths ------------------------------------------------------ */
 
 void purge_due(void) {
-  size_t n = chunk_dirty(), keep = purge_keep(), c = cap(), ec = extent_cap();
+  size_t n = purge_dirty(), keep = purge_keep(), c = cap(), ec = extent_cap();
   uint32_t delay = options.purge_delay_ms, now = os_now_ms();
   bool over = n > c, ext_over = extent_dirty() > ec;
-  if (over) purge_over(chunk_purge, chunk_dirty, c / 2 > keep ? c / 2 : keep, now, delay);
+  if (over) purge_over(chunk_purge, chunk_dirty, chunk_floor(c / 2 > keep ? c / 2 : keep), now, delay);
   if (ext_over) purge_over(extent_purge, extent_dirty, ec / 2, now, delay);
   size_t ekeep = extent_keep();
   if (!over && !ext_over && (n > keep || extent_dirty() > ekeep) &&
       (uint32_t)(now - atomic_load_explicit(&walked, memory_order_relaxed)) >= delay / 2) {
     atomic_store_explicit(&walked, now, memory_order_relaxed);
-    chunk_purge(keep, now, delay);
+    chunk_purge(chunk_floor(keep), now, delay);
     extent_purge(ekeep, now, delay);
   }
   large_cache_purge(false, now, delay);

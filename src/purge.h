@@ -26,11 +26,13 @@
 #include "large.h"
 
 /* The dirty granules that may wait however old: max(SMP_PURGE_KEEP_SLABS,
- * an eighth of the granules in use). */
+ * an eighth of the granules in use), counted by their resident share
+ * (chunk.h, density_t): purge_dirty. */
 static inline size_t purge_keep(void) {
   size_t a = chunk_active() / 8;
   return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
 }
+static inline size_t purge_dirty(void) { return density_weigh(&chunk_density, chunk_dirty()); }
 /* purge_maintain past its common case. */
 SMP_HIDDEN void purge_due(void);
 /* Purge what is due.  No lock may be held.  Inline, as every slow path
@@ -40,7 +42,7 @@ SMP_HIDDEN void purge_due(void);
  * heap of runs replaced at random, 130 instructions an operation). */
 SMP_HIDDEN extern __thread unsigned purge_tick;
 static inline void purge_maintain(void) {
-  if (likely(chunk_dirty() <= purge_keep() && extent_dirty() == 0 && large_cache_empty())) return;
+  if (likely(purge_dirty() <= purge_keep() && extent_dirty() == 0 && large_cache_empty())) return;
   if (++purge_tick % SMP_PURGE_EVERY != 0) return;
   purge_due();
 }

@@ -39,8 +39,12 @@ slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
   if (sl == NULL) return NULL;
   const class_info_t *ci = &class_table[cls];
   uint32_t count = ci->count;
-  uint64_t *bits = count <= 64 ? &sl->word
-                               : sl->chunk->bitmap[sl - sl->chunk->desc];
+  uint64_t *bits = &sl->word;
+  if (count > 64) {
+    unsigned g = (unsigned)(sl - sl->chunk->desc);
+    bits = sl->chunk->bitmap[g];
+    atomic_fetch_or_explicit(&sl->chunk->bitmapped, (uint64_t)1 << g, memory_order_relaxed);
+  }
   for (uint32_t w = 0; w < count / 64; w++) bits[w] = ~(uint64_t)0;
   if (count % 64) bits[count / 64] = ((uint64_t)1 << (count % 64)) - 1;
   sl->bits = bits;

@@ -57,7 +57,7 @@ SMP_API int smp_stats_get(smp_stats_t *st) {
   st->slabs_free = dirty + clean;
   large_counters(&st->large_blocks, &st->large_bytes);
   st->bytes_in_use += st->large_bytes;
-  os_counters(&st->bytes_mapped, &returned, &st->bytes_metadata);
+  os_counters(&st->bytes_mapped, &returned, &st->return_calls, &st->bytes_metadata);
   st->bytes_resident = st->bytes_mapped - clean * SMP_SLAB_SIZE;
   st->bytes_returned = returned;
   st->slots = slot_count();
@@ -105,7 +105,8 @@ SMP_API void smp_stats_print(int fd) {
   OUT("  in use       %12zu bytes\n", st.bytes_in_use);
   OUT("  mapped       %12zu bytes (%zu of them metadata)\n", st.bytes_mapped, st.bytes_metadata);
   OUT("  resident     %12zu bytes (at most)\n", st.bytes_resident);
-  OUT("  returned     %12zu bytes (to the kernel, in total)\n", st.bytes_returned);
+  OUT("  returned     %12zu bytes (to the kernel, in total, in %zu calls)\n", st.bytes_returned,
+      st.return_calls);
   OUT("  slabs        %12zu in use, %zu empty\n", st.slabs, st.slabs_free);
   OUT("  large blocks %12zu (%zu bytes)\n", st.large_blocks, st.large_bytes);
   OUT("  slots        %12zu (%zu busy try-locks, %zu waits)\n", st.slots, st.lock_contended,

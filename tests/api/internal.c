@@ -475,8 +475,8 @@ static size_t grow_drain(void) {
 /* Bytes of address space mapped for chunks (and large blocks: none in the
  * child meanwhile), not metadata. */
 static size_t grow_chunk_bytes(void) {
-  size_t mapped, returned, meta;
-  os_counters(&mapped, &returned, &meta);
+  size_t mapped, returned, calls, meta;
+  os_counters(&mapped, &returned, &calls, &meta);
   return mapped - meta;
 }
 
