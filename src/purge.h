@@ -31,6 +31,13 @@ static inline size_t purge_keep(void) {
   size_t a = chunk_active() / 8;
   return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
 }
+/* A thread left (its blocks went back): where the heap now holds more
+ * free granules than granules in use, the program shrank, and what is
+ * past purge_keep goes back at once, whatever its age, as glibc trims its
+ * heap as it frees; then purge_maintain.  No lock may be held.  (Not on
+ * every free: a program that frees its heap between rounds of work, as
+ * realloc-grow does, takes it back at once.) */
+SMP_HIDDEN void purge_left(void);
 /* purge_maintain past its common case. */
 SMP_HIDDEN void purge_due(void);
 /* Purge what is due.  No lock may be held.  Inline, as every slow path
