@@ -174,7 +174,7 @@ void purge_due(void) {
 
 void purge_left(void) {
   size_t dirty = chunk_dirty(), keep = purge_keep();
-  if (dirty > keep && dirty > chunk_active()) chunk_purge(keep, os_now_ms(), 0);
+  if (dirty > SMP_BG_HEAP && dirty > keep && dirty > chunk_active()) chunk_purge(keep, os_now_ms(), 0);
   purge_maintain();
 }
 

@@ -32,11 +32,13 @@ static inline size_t purge_keep(void) {
   return a > SMP_PURGE_KEEP_SLABS ? a : SMP_PURGE_KEEP_SLABS;
 }
 /* A thread left (its blocks went back): where the heap now holds more
- * free granules than granules in use, the program shrank, and what is
- * past purge_keep goes back at once, whatever its age, as glibc trims its
- * heap as it frees; then purge_maintain.  No lock may be held.  (Not on
- * every free: a program that frees its heap between rounds of work, as
- * realloc-grow does, takes it back at once.) */
+ * free granules than granules in use, and more than SMP_BG_HEAP of them,
+ * the program shrank, and what is past purge_keep goes back at once,
+ * whatever its age, as glibc trims its heap as it frees; then
+ * purge_maintain.  No lock may be held.  (Not on every free: a program
+ * that frees its heap between rounds of work, as realloc-grow does, takes
+ * it back at once; not for a small heap: mleak's rounds of threads that
+ * exit took 0.59x glibc's time instead of 0.42x.) */
 SMP_HIDDEN void purge_left(void);
 /* purge_maintain past its common case. */
 SMP_HIDDEN void purge_due(void);

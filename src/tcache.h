@@ -10,7 +10,7 @@
  * met).  A bin's limit starts at
  * SMP_TCACHE_START and doubles each time it misses or overflows, up to its
  * class's limit (about SMP_TCACHE_BYTES, at most SMP_TCACHE_COUNT blocks;
- * more in a heap of 24 MiB and 8 MiB a thread: SMP_TCACHE_BIG_BYTES);
+ * more in a heap of 16 MiB and 8 MiB a thread: SMP_TCACHE_BIG_BYTES);
  * its array takes room in the cache when the class is first used and as it
  * grows, packed, so a thread that
  * allocates little holds little, however many threads there are.
