@@ -20,7 +20,7 @@
  * lock and no atomic.
  *
  * Page faults cost more than anything else a young heap does, so a class
- * that holds 4 MiB of slabs (or any busy class once the heap holds 16 MiB)
+ * that holds 4 MiB of slabs (or any busy class once the heap holds 24 MiB)
  * gets its new slabs from chunks advised for transparent huge pages, while
  * a class used lightly is faulted in a page at a time; both costs are
  * timed, and huge pages are given up where they cost more than the pages

@@ -201,6 +201,18 @@ static chunk_t *recent_take(unsigned k, unsigned kind, unsigned *at, unsigned *l
   return NULL;
 }
 
+/* Write cm's descriptors: their granules' addresses, free (chunk_map; and
+ * a bare chunk's, whose pages were returned, when it is used again: pool
+ * lock). */
+static void desc_init(chunk_t *cm) {
+  for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
+    cm->desc[i].base = track_conceal(cm->base + i * SMP_SLAB_SIZE);
+    cm->desc[i].chunk = cm;
+    chunk_set_state(&cm->desc[i], G_FREE);
+  }
+  cm->bare = false;
+}
+
 slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   dense = dense && dense_usable();
   lock_take(&pool_lock);
@@ -210,6 +222,7 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   if (cm == NULL && (cm = pool_fit(&pools[dense], k)) != NULL) i = best_fit(cm, k, &len);
   slab_t *g = NULL;
   if (cm != NULL) {
+    if (cm->bare) desc_init(cm);
     *zero = pool_cut(cm, span(i, k)) == 0;
     /* Only cutting a longest range can shorten the longest. */
     if (len == cm->longest) relist(cm);
@@ -276,6 +289,26 @@ size_t chunk_unreserve(void) {
   return n;
 }
 
+/* A chunk's descriptors, then its bitmaps (page-aligned: their pages go
+ * back alone), in one block: 72 KiB. */
+#define CHUNK_META (SMP_CHUNK_SLABS * (sizeof(slab_t) + SMP_BITMAP_WORDS * sizeof(uint64_t)))
+_Static_assert(SMP_CHUNK_SLABS * sizeof(slab_t) % SMP_MIN_PAGE == 0, "bitmaps start a page");
+
+/* A chunk header, from a page of them (the grow lock held): the headers
+ * of a purged heap share their pages (chunk.h), and no other metadata
+ * lands in the rest of a page (a thread cache's last one: t_internal). */
+static chunk_t *chunk_header(void) {
+  static chunk_t *batch;
+  static unsigned left;
+  if (left == 0) {
+    size_t page = os_page_size();
+    if ((batch = meta_alloc(page, page)) == NULL) return NULL;
+    left = (unsigned)(page / sizeof *batch);
+  }
+  left--;
+  return batch++;
+}
+
 /* A chunk and its metadata (the grow lock held, no other): dense, one
  * whose granules fault in as huge pages where the kernel gives them. */
 static chunk_t *chunk_map(bool dense) {
@@ -284,17 +317,18 @@ static chunk_t *chunk_map(bool dense) {
   void *c = region_take(dense, &huge);
   if (c == NULL) c = region_map_alone(dense, &huge);
   if (c == NULL) return NULL;
-  chunk_t *cm = meta_alloc(sizeof *cm, os_page_size());
-  if (cm == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
+  chunk_t *cm = chunk_header();
+  char *meta = cm == NULL ? NULL : meta_alloc(CHUNK_META, os_page_size());
+  if (meta == NULL || !pagemap_reserve((uintptr_t)c, SMP_CHUNK_SIZE)) {
     os_unmap(c, SMP_CHUNK_SIZE);
-    return NULL; /* cm is metadata: not reusable, lost (out of memory anyway) */
+    return NULL; /* metadata: not reusable, lost (out of memory anyway) */
   }
+  cm->desc = (slab_t *)meta;
+  cm->bitmap = (uint64_t(*)[SMP_BITMAP_WORDS])(meta + SMP_CHUNK_SLABS * sizeof(slab_t));
+  cm->base = (uintptr_t)c;
   cm->huge = huge;
   track_noaccess(c, SMP_CHUNK_SIZE); /* valgrind: no block is handed out yet */
-  for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) {
-    cm->desc[i].base = track_conceal((uintptr_t)c + i * SMP_SLAB_SIZE);
-    cm->desc[i].chunk = cm;
-  }
+  desc_init(cm);
   return cm;
 }
 
@@ -310,7 +344,6 @@ bool chunk_grow(unsigned k, bool dense) {
   if (cm != NULL) {
     lock_take(&pool_lock);
     cm->kind = dense ? CARVE_DENSE : CARVE_SPARSE;
-    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) chunk_set_state(&cm->desc[i], G_FREE);
     cm->free = ~(uint64_t)0; /* clean: fresh pages read as zero */
     cm->next = chunks;
     __atomic_store_n(&chunks, cm, __ATOMIC_RELEASE);
@@ -372,33 +405,71 @@ static uint64_t purge_pick(const chunk_t *cm, uint32_t now, uint32_t delay, size
   return pick;
 }
 
+/* cm's granules are all free and clean: its descriptors and bitmaps go
+ * back, out of the pool meanwhile (no lock held; chunk.h, bare).  Returns
+ * the bytes. */
+static size_t chunk_strip(chunk_t *cm) {
+  lock_take(&pool_lock);
+  bool all = !cm->bare && !cm->gone && cm->free == ~(uint64_t)0 && cm->dirty == 0;
+  if (all) {
+    pool_remove(cm, ~(uint64_t)0);
+    cm->purging = ~(uint64_t)0;
+    /* The runs freed last there: their descriptors read as zero now. */
+    for (unsigned k = 2; k <= SMP_RUN_KMAX; k++)
+      for (unsigned r = 0; r < RECENT; r++)
+        if (recent[k][r] != NULL && recent[k][r]->chunk == cm) recent[k][r] = NULL;
+  }
+  lock_drop(&pool_lock);
+  if (!all) return 0;
+  os_decommit(cm->desc, CHUNK_META);
+  atomic_store_explicit(&cm->bitmapped, 0, memory_order_relaxed); /* zero now */
+  lock_take(&pool_lock);
+  cm->purging = 0;
+  cm->free = ~(uint64_t)0;
+  cm->bare = true;
+  relist(cm);
+  lock_drop(&pool_lock);
+  return CHUNK_META;
+}
+
 size_t chunk_purge(size_t floor, uint32_t now, uint32_t delay) {
   size_t returned = 0;
+  /* Everything (a trim): clean granules of dense chunks too, which
+   * khugepaged may have faulted in again when it collapsed a huge page
+   * that a dirty neighbour kept partly resident. */
+  bool all = floor == 0 && delay == 0;
   for (chunk_t *cm = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); cm != NULL; cm = cm->next) {
     size_t n = chunk_dirty();
-    if (n <= floor) break;
+    if (n <= floor && !all) break;
     lock_take(&pool_lock);
-    uint64_t pick = purge_pick(cm, now, delay, n - floor);
+    uint64_t pick = n > floor ? purge_pick(cm, now, delay, n - floor) : 0;
+    if (all && cm->huge && !cm->bare) pick |= cm->free & ~cm->dirty;
     if (pick != 0) {
       pool_remove(cm, pick);
       cm->purging |= pick;
     }
+    bool strip = all && !cm->bare && !cm->gone && cm->free == ~(uint64_t)0 && cm->dirty == 0;
     lock_drop(&pool_lock);
-    if (pick == 0) continue;
+    if (pick == 0) {
+      if (strip) returned += chunk_strip(cm);
+      continue;
+    }
     /* Neighbours go back with one system call. */
     uint64_t x = pick;
     unsigned at, len;
     while ((len = range_next(&x, &at)) != 0) {
-      density_note(&chunk_density, (void *)chunk_base(&cm->desc[at]), (size_t)len * SMP_SLAB_SIZE);
-      os_decommit((void *)chunk_base(&cm->desc[at]), (size_t)len * SMP_SLAB_SIZE);
+      void *range = (void *)(cm->base + (uintptr_t)at * SMP_SLAB_SIZE);
+      density_note(&chunk_density, range, (size_t)len * SMP_SLAB_SIZE);
+      os_decommit(range, (size_t)len * SMP_SLAB_SIZE);
       returned += (size_t)len * SMP_SLAB_SIZE;
     }
     lock_take(&pool_lock);
     cm->purging &= ~pick;
     cm->free |= pick; /* clean */
     relist(cm);
+    bool idle = cm->free == ~(uint64_t)0 && cm->dirty == 0;
     lock_drop(&pool_lock);
-    returned += bitmap_purge(cm);
+    returned += idle ? chunk_strip(cm) /* the bitmaps go with it */ : bitmap_purge(cm);
   }
   return returned;
 }
@@ -414,8 +485,9 @@ size_t chunk_unmap_free(void) {
     pool_remove(cm, ~(uint64_t)0);
     cm->gone = true;
     relist(cm);
-    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) chunk_set_state(&cm->desc[i], G_GONE);
-    gone[n++] = chunk_base(&cm->desc[0]);
+    if (!cm->bare)
+      for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) chunk_set_state(&cm->desc[i], G_GONE);
+    gone[n++] = cm->base;
   }
   lock_drop(&pool_lock);
   /* The metadata stays (gone, never reused): 72 KiB of address space per
@@ -429,7 +501,7 @@ size_t chunk_unmap_free(void) {
 void chunk_walk(void (*fn)(const slab_t *g, void *arg), void *arg) {
   lock_take(&pool_lock);
   for (chunk_t *cm = chunks; cm != NULL; cm = cm->next)
-    for (unsigned i = 0; i < SMP_CHUNK_SLABS; i++) fn(&cm->desc[i], arg);
+    for (unsigned i = 0; i < SMP_CHUNK_SLABS && !cm->bare; i++) fn(&cm->desc[i], arg);
   lock_drop(&pool_lock);
 }
 

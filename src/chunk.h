@@ -93,11 +93,19 @@ struct slab_s {
  *     free & purging == 0,   dirty is a subset of free,
  *     chunk_n_dirty == sum of |dirty| over all chunks,
  *     longest == the longest range of set bits in free (0 once gone),
+ *     bare  =>  free == all 64 bits and dirty == 0,
  * and a granule is in use (a slab or part of a run) exactly when its bit
- * is clear in free and in purging. */
+ * is clear in free and in purging.  The header is small and packed with
+ * other chunks' headers; its descriptors and bitmaps are one block of
+ * their own (desc, then bitmap: page-aligned), whose pages go back to the
+ * kernel while no granule needs them: a bitmap page once the granules it
+ * describes are all free and clean, the descriptors' pages once the whole
+ * chunk is (bare: its descriptors read as zero until chunk_take writes
+ * them again), so a purged heap holds a header a chunk. */
 struct chunk_s {
-  uint64_t bitmap[SMP_CHUNK_SLABS][SMP_BITMAP_WORDS]; /* first: page-aligned */
-  slab_t desc[SMP_CHUNK_SLABS];
+  slab_t *desc;           /* [SMP_CHUNK_SLABS] descriptors (constant) */
+  uint64_t (*bitmap)[SMP_BITMAP_WORDS]; /* [SMP_CHUNK_SLABS] (constant) */
+  uintptr_t base;         /* granule 0's address (constant) */
   chunk_t *next;          /* every chunk, newest first (constant once set) */
   uint64_t free;          /* granules in the pool */
   uint64_t dirty;         /* of those, the ones whose pages may be resident */
@@ -111,6 +119,7 @@ struct chunk_s {
   uint8_t kind;           /* the pool it serves: sparse 0, dense 1 */
   bool gone;              /* unmapped (chunk_unmap_free); never reused */
   bool huge;              /* advised for transparent huge pages (a dense chunk) */
+  bool bare;              /* its descriptors' pages were returned */
 };
 
 /* The granule's address.  The descriptor keeps it concealed (track.h): in

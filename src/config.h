@@ -210,10 +210,20 @@
 #endif
 
 /* ...or, for every busy class, once the heap holds this many granules in
- * slabs and runs (16 MiB): a partly used huge page is then at most an
- * eighth of it, and a big heap's random access misses the TLB far less in
+ * slabs and runs (24 MiB): a partly used huge page is then at most a
+ * twelfth of it, and a big heap's random access misses the TLB far less in
  * huge pages (glibc-thread: about 28 MB live over 62 classes, 2 threads x
- * 2,048 blocks of 6.8 KB on average). */
+ * 2,048 blocks of 6.8 KB on average).  16 MiB put a producer/consumer
+ * pair with 16 MiB live (t_mem_prodcons) in huge pages: 1.27x its live
+ * bytes instead of 1.15x (docs/design.md, "Page faults and huge pages"). */
+#ifndef SMP_HUGE_SLAB_HEAP
+#define SMP_HUGE_SLAB_HEAP 384u
+#endif
+
+/* Runs are dense, and thread caches grow bigger (SMP_TCACHE_BIG_BYTES),
+ * once the heap holds this many granules in slabs and runs (16 MiB):
+ * realloc-grow faults in 3,100 pages instead of 11,400 (at 24 MiB: 0.73x
+ * glibc's wall instead of 0.54x). */
 #ifndef SMP_HUGE_HEAP
 #define SMP_HUGE_HEAP 256u
 #endif

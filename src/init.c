@@ -82,7 +82,7 @@ static _Atomic int key_state; /* 0 none, 1 being created, 2 ready, 3 failed */
 static void thread_exit(void *tc) {
   tcache_enter();
   tcache_destroy(tc);
-  purge_maintain();
+  purge_left();
   tcache_leave();
 }
 

@@ -175,6 +175,13 @@ void purge_due(void) {
   if (idle_due()) bg_poke();
 }
 
+void purge_left(void) {
+  size_t dirty = chunk_dirty(), keep = purge_keep();
+  if (dirty > SMP_BG_HEAP && purge_dirty() > keep && dirty > chunk_active())
+    chunk_purge(chunk_floor(keep), os_now_ms(), 0);
+  purge_maintain();
+}
+
 size_t purge_all(void) {
   uint32_t now = os_now_ms();
   bool waiting;

@@ -54,7 +54,7 @@ static _Atomic unsigned nslots = 1; /* 1 until init: early calls all use slot 0 
 static _Atomic size_t waits;
 /* Slabs each class holds, over all slots: a busy class that holds
  * SMP_HUGE_AFTER of them is dense enough for huge pages (chunk.h), as is
- * every busy class once the heap holds SMP_HUGE_HEAP granules. */
+ * every busy class once the heap holds SMP_HUGE_SLAB_HEAP granules. */
 static _Atomic uint32_t class_slabs[SMP_NCLASS];
 
 unsigned slot_count(void) { return atomic_load_explicit(&nslots, memory_order_relaxed); }
@@ -256,6 +256,15 @@ void slot_send(unsigned owner, void **v, unsigned n, size_t bytes, parcel_t **st
          * thread of the slot that finds it held by a sender waits. */
         atomic_store_explicit(&s->sender, true, memory_order_relaxed);
         if (lock_try(&s->lock)) break;
+        /* Four times too deep: the slot's threads keep the lock busy and
+         * drain nothing (they do not allocate).  Waiting for it bounds the
+         * parcels, which are metadata and never go back (four threads
+         * freeing 1 GiB of another four's blocks made 4,000 of them:
+         * 1.2 MiB that a trim kept). */
+        if (d > 4 * SMP_INBOX_DEPTH || b > 4 * SMP_INBOX_BYTES) {
+          lock_take(&s->lock);
+          break;
+        }
         atomic_store_explicit(&s->sender, false, memory_order_relaxed);
       }
       atomic_store_explicit(&p->depth, d, memory_order_relaxed);
@@ -309,7 +318,7 @@ SMP_COLD static void slot_corrupt(const slab_t *sl) {
  * faults them in with one system call, not a fault per page at the
  * program's first write).  A bin that used up a slab is busy, and its
  * fresh slabs are dense (chunk.h: huge pages) once its class holds
- * SMP_HUGE_AFTER slabs or the heap SMP_HUGE_HEAP granules, and otherwise
+ * SMP_HUGE_AFTER slabs or the heap SMP_HUGE_SLAB_HEAP granules, and otherwise
  * (or with sparse_only, or without huge pages) faulted in whole with one
  * system call: *populate is set to such a slab.  Returns the count; fewer
  * than want means no slab is at hand without mapping, and *dense tells
@@ -340,7 +349,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         uint32_t held = atomic_load_explicit(&class_slabs[cls], memory_order_relaxed);
         size_t heap = chunk_active();
         *dense = !sparse_only &&
-                 (options.hugepages == 2 || (busy && (held >= SMP_HUGE_AFTER || heap >= SMP_HUGE_HEAP)));
+                 (options.hugepages == 2 || (busy && (held >= SMP_HUGE_AFTER || heap >= SMP_HUGE_SLAB_HEAP)));
         sl = slab_new(cls, (unsigned)(s - slots), *dense);
         if (sl == NULL) break;
         atomic_fetch_add_explicit(&class_slabs[cls], 1, memory_order_relaxed);

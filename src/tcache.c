@@ -428,6 +428,17 @@ static tcache_t *reclaim_next(tcache_t **at, uint32_t now, uint32_t idle_ms, boo
   return tc;
 }
 
+/* The pages of tc's arrays and remote batch, empty after a flush, go back
+ * to the kernel (the bins keep their room: it reads as zero until used
+ * again).  Only while the cache is hidden from its owner (tcache_reclaim):
+ * a push meanwhile would be lost.  A system call under the cache's steal
+ * lock, which only its owner, idle, could wait for. */
+static void tcache_bare(tcache_t *tc) {
+  uintptr_t page = os_page_size() - 1, lo = ((uintptr_t)tc->space + page) & ~page;
+  uintptr_t hi = (uintptr_t)(tc->remote + 1) & ~page; /* the allocation's end */
+  if (hi > lo) os_decommit((void *)lo, hi - lo);
+}
+
 unsigned tcache_reclaim(uint32_t now, uint32_t idle_ms, bool *waiting) {
   unsigned n = 0;
   if (now == SEEN_EMPTIED) now--;
@@ -447,6 +458,7 @@ unsigned tcache_reclaim(uint32_t now, uint32_t idle_ms, bool *waiting) {
     atomic_thread_fence(memory_order_seq_cst);
     if (os_task_in_syscall(t->tid)) {
       flush(tc);
+      tcache_bare(tc);
       t->seen_ms = SEEN_EMPTIED;
       n++;
     } else {

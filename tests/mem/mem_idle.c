@@ -18,7 +18,7 @@
  *   allocator counts in use beyond the live blocks' usable sizes
  *   ("cached=C": what the threads' caches hold; -1 without smpalloc).
  * usage: mem_idle trim
- *   Four threads allocate 64 MiB each of 16-1015 byte blocks, four other
+ *   Four threads allocate 256 MiB each of 16-1015 byte blocks, four other
  *   threads free them, the first four free their arrays of pointers, and
  *   all eight wait (the main thread makes sure each is blocked in a system
  *   call: idle) while the main thread calls malloc_trim(0); prints
@@ -137,7 +137,7 @@ static int others_running(void) {
 }
 
 /* trim: producers allocate, consumers (other threads) free. */
-#define TRIM_EACH (64u << 20)
+#define TRIM_EACH (256u << 20)
 static void **tblk[4];
 static size_t tcnt[4];
 static pthread_barrier_t tb;

@@ -9,12 +9,13 @@
  * frees come in an order unrelated to allocation, from another thread.
  *
  *   mem_prodcons [--expect smpalloc|glibc] [--blocks N] [--max-growth-mib M]
- *                [--leak-every K]
+ *                [--max-ratio R] [--leak-every K]
  *
  * Prints the baseline RSS (VmRSS at start, after the table and ring are
  * touched), the peak (VmHWM), the largest live set seen (requested bytes in
  * the table plus the ring), and the time.  With --max-growth-mib M exits 1
- * when peak - baseline > M MiB.  --expect checks /proc/self/maps for
+ * when peak - baseline > M MiB, with --max-ratio R when peak - baseline is
+ * more than R times the largest live set.  --expect checks /proc/self/maps for
  * libsmpalloc (smpalloc) or its absence (glibc).  --leak-every K (a control
  * for the test itself) drops every K-th replaced block instead of freeing
  * it, as an allocator that never reuses freed memory would look.
@@ -129,14 +130,17 @@ static void *consumer(void *arg) {
 int main(int argc, char **argv) {
   const char *expect = NULL;
   long max_growth_mib = -1;
+  double max_ratio = -1;
   nblocks = 20000000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) expect = argv[++i];
     else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) nblocks = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--max-growth-mib") == 0 && i + 1 < argc) max_growth_mib = atol(argv[++i]);
+    else if (strcmp(argv[i], "--max-ratio") == 0 && i + 1 < argc) max_ratio = atof(argv[++i]);
     else if (strcmp(argv[i], "--leak-every") == 0 && i + 1 < argc) leak_every = strtoull(argv[++i], NULL, 10);
     else {
-      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--blocks N] [--max-growth-mib M] [--leak-every K]\n",
+      fprintf(stderr, "usage: %s [--expect smpalloc|glibc] [--blocks N] [--max-growth-mib M] [--max-ratio R] "
+              "[--leak-every K]\n",
               argv[0]);
       return 2;
     }
@@ -178,6 +182,14 @@ int main(int argc, char **argv) {
       return 1;
     }
     printf("ok: peak RSS is %.1f MiB above the baseline (bound %ld MiB)\n", growth, max_growth_mib);
+  }
+  if (max_ratio >= 0) {
+    double ratio = growth / (live_max / MIB);
+    if (ratio > max_ratio) {
+      printf("FAIL: peak RSS above the baseline is %.3fx the largest live set (bound %.2fx)\n", ratio, max_ratio);
+      return 1;
+    }
+    printf("ok: peak RSS above the baseline is %.3fx the largest live set (bound %.2fx)\n", ratio, max_ratio);
   }
   return 0;
 }
