@@ -28,7 +28,8 @@ LIB_A   := $(BUILD)/libsmpalloc.a
 # The allocator core (no libc names) and the file that adds the libc names.
 CORE_SRCS    := src/os.c src/os_proc.c src/lock.c src/options.c src/sizeclass.c src/pagemap.c src/region.c \
                 src/chunk.c src/extent.c src/slab.c src/slot.c src/large.c src/tcache.c \
-                src/purge.c src/reentry.c src/stats.c src/init.c src/alloc.c
+                src/purge.c src/reentry.c src/stack.c src/symbol.c src/guard.c src/prof.c src/prof_out.c \
+                src/stats.c src/init.c src/alloc.c
 OVERRIDE_SRC := src/override.c
 LIB_SRCS     := $(CORE_SRCS) $(OVERRIDE_SRC)
 LIB_HDRS     := include/smpalloc.h $(wildcard src/*.h)
@@ -55,9 +56,10 @@ $(BUILD)/pic/%.o: src/%.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SMP_CFLAGS) -fPIC -c $< -o $@
 
+# The archive references the unwinder (stack.h): a -static program links it.
 $(BUILD)/obj/%.o: src/%.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SMP_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SMP_CFLAGS) -DSMP_STATIC_UNWIND -c $< -o $@
 
 $(LIB_SO): $(LIB_OBJS_PIC)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,-z,now \

@@ -1,0 +1,402 @@
+/*
+ * prof.c - the sampled heap profiler: the countdown, the decision at each
+ * firing, the pool of small profiled blocks, the records of live samples
+ * and the table of stacks (prof.h).  prof_out.c writes what they hold.
+ *
+ * One reservation, made at the first sample (MAP_NORESERVE: a page costs
+ * memory once it is written):
+ *   pool      POOL_SLOTS slots of SMP_SMALL_MAX bytes, a profiled small
+ *             block at the start of one (its pages given back at free)
+ *   records   a live sample each, found by address (rec_bucket chains);
+ *             dense, reused last-freed first, so they touch few pages
+ *   stacks    an arena of deduplicated stacks (stack_bucket chains by
+ *             hash), each with its estimated totals; never freed
+ * Invariants, under prof_lock: sum over records of weight = sum over
+ * stacks of live_n; a pool slot is free (on pool_free, or past pool_next)
+ * or holds the block of exactly one record.
+ */
+#include <string.h>
+
+#include "guard.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "prof.h"
+#include "reentry.h"
+#include "tcache.h"
+#include "stack.h"
+
+#define SLOT SMP_SMALL_MAX
+#define POOL_SLOTS 8192u
+#define REC_MAX (1u << 18)
+#define REC_BUCKETS 8192u
+#define STACK_BUCKETS 4096u
+#define ARENA_BYTES ((size_t)32 << 20)
+
+typedef struct {
+  uintptr_t at;
+  size_t size;
+  double weight;        /* 1/P: the blocks this sample stands for */
+  uint32_t stack, next; /* next: the bucket's chain, or the free list */
+} prof_rec_t;
+
+typedef struct {
+  uint32_t next, depth; /* next: the bucket's chain (a stack id) */
+  uint64_t hash;
+  double live_n, live_b, alloc_n, alloc_b, peak_n, peak_b;
+  uintptr_t pc[];
+} prof_stack_t;
+
+typedef struct {
+  char pool[(size_t)POOL_SLOTS * SLOT];
+  prof_rec_t rec[REC_MAX];
+  uint32_t rec_bucket[REC_BUCKETS], stack_bucket[STACK_BUCKETS], pool_free[POOL_SLOTS];
+  _Alignas(64) char arena[ARENA_BYTES];
+} prof_region_t;
+
+static lock_t prof_lock;
+static _Atomic int region_state; /* 0 none, 1 being made, 2 made, 3 failed */
+static prof_region_t *region;
+static uint32_t pool_next, pool_nfree, rec_next = 1, rec_free;
+static size_t arena_used = 64, nstacks; /* a stack's id is its offset / 8: never 0 */
+static double live_total, peak_total;
+static _Atomic size_t n_dropped;
+_Atomic size_t prof_large_live;
+
+/* The options, as prof_init read them. */
+static _Atomic bool ready;
+static size_t prof_mean, guard_every;
+static double countdown_mean; /* of the countdown: min(prof_mean, 16 * guard_every) */
+static bool fire_always;      /* every allocation fires (a mean of 1) */
+
+typedef struct {
+  uint64_t rng;
+  bool started, busy; /* busy: taking a sample or freeing one (no sampling, no lock) */
+} prof_tls_t;
+static __thread prof_tls_t me;
+
+/* ---- numbers, without libm ----------------------------------------------- */
+
+/* e^-x, x >= 0 (relative error below 1e-12). */
+static double exp_neg(double x) {
+  if (x > 700) return 0;
+  double y = x * 1.4426950408889634; /* 2^-y */
+  int k = (int)y;
+  double z = -(y - k) * 0.6931471805599453, term = 1, sum = 1;
+  for (int i = 1; i < 14; i++) sum += term *= z / i;
+  union { double d; uint64_t u; } s = {.u = (uint64_t)(1023 - k) << 52};
+  return sum * s.d;
+}
+
+/* 1 - e^-x, accurate for small x too. */
+static double one_minus_exp_neg(double x) {
+  if (x < 1e-2) return x * (1 - x / 2 * (1 - x / 3 * (1 - x / 4 * (1 - x / 5))));
+  return 1 - exp_neg(x);
+}
+
+/* -ln(u), u in (0, 1]. */
+static double neg_log(double u) {
+  union { double d; uint64_t b; } v = {.d = u};
+  int e = (int)((v.b >> 52) & 0x7ff) - 1023;
+  v.b = (v.b & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1023 << 52); /* [1, 2) */
+  double s = (v.d - 1) / (v.d + 1), s2 = s * s;
+  double ln_m = 2 * s * (1 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 / 11)))));
+  return -(e * 0.6931471805599453 + ln_m);
+}
+
+/* Uniform in (0, 1] (xorshift64*). */
+static double uniform(void) {
+  me.rng ^= me.rng >> 12;
+  me.rng ^= me.rng << 25;
+  me.rng ^= me.rng >> 27;
+  return (double)(((me.rng * 0x2545F4914F6CDD1Dull) >> 11) + 1) * 0x1p-53;
+}
+
+/* ---- the countdown ------------------------------------------------------- */
+
+void prof_init(void) {
+  size_t m = options.prof_sample, g = options.guard_sample;
+#ifdef SMP_VALGRIND
+  m = g = 0; /* memcheck would see the pools' blocks as unknown memory */
+#endif
+  prof_mean = m;
+  guard_every = g;
+  fire_always = m == 1 || g == 1;
+  double gm = 16.0 * (double)g;
+  countdown_mean = m == 0 ? gm : g == 0 || (double)m < gm ? (double)m : gm;
+  atomic_store_explicit(&ready, true, memory_order_release);
+}
+
+static void restart(void) {
+  int64_t left = INT64_MAX;
+  if (fire_always) left = 0;
+  else if (countdown_mean > 0) {
+    double d = countdown_mean * neg_log(uniform());
+    left = d < 0x1p62 ? (int64_t)d : (int64_t)1 << 62;
+  }
+  tcache_tls.sample_left = left;
+}
+
+/* ---- the region, the pool, the tables ----------------------------------- */
+
+static bool region_make(void) {
+  int s = atomic_load_explicit(&region_state, memory_order_acquire);
+  if (likely(s == 2)) return true;
+  if (s != 0 || !atomic_compare_exchange_strong(&region_state, &s, 1)) return false;
+  size_t bytes = (sizeof(prof_region_t) + SLOT - 1) & ~(size_t)(SLOT - 1);
+  prof_region_t *r = os_reserve(bytes, SLOT);
+  if (r != NULL) os_nohugepage(r, bytes);
+  region = r;
+  atomic_store_explicit(&region_state, r ? 2 : 3, memory_order_release);
+  return r != NULL;
+}
+
+static bool in_pool(const void *p) {
+  return region != NULL && (uintptr_t)p - (uintptr_t)region->pool < sizeof region->pool;
+}
+
+static uint32_t rec_hash(uintptr_t at) { return (uint32_t)((at >> 4) * 0x9E3779B97F4A7C15ull >> 51) % REC_BUCKETS; }
+
+static prof_stack_t *stack_at(uint32_t id) { return (prof_stack_t *)(region->arena + (size_t)id * 8); }
+
+/* The id of the stack pc[0..depth), added if new; 0 if the arena is full.
+ * prof_lock held. */
+static uint32_t stack_intern(const uintptr_t *pc, unsigned depth) {
+  uint64_t h = 0xcbf29ce484222325ull ^ depth;
+  for (unsigned i = 0; i < depth; i++) h = (h ^ pc[i]) * 0x100000001b3ull;
+  uint32_t *b = &region->stack_bucket[h % STACK_BUCKETS];
+  for (uint32_t id = *b; id != 0; id = stack_at(id)->next) {
+    prof_stack_t *s = stack_at(id);
+    if (s->hash == h && s->depth == depth && memcmp(s->pc, pc, depth * sizeof *pc) == 0) return id;
+  }
+  size_t need = sizeof(prof_stack_t) + depth * sizeof *pc;
+  if (arena_used + need > ARENA_BYTES) return 0;
+  uint32_t id = (uint32_t)(arena_used / 8);
+  prof_stack_t *s = stack_at(id);
+  arena_used += need;
+  nstacks++;
+  s->depth = depth;
+  s->hash = h;
+  memcpy(s->pc, pc, depth * sizeof *pc);
+  s->next = *b;
+  *b = id;
+  return id;
+}
+
+/* Count a sample's weight w of n bytes into its stack, live (sign 1) or
+ * freed (-1); a new one counts as allocated too.  prof_lock held. */
+static void stack_count(uint32_t id, size_t n, double w, int sign) {
+  prof_stack_t *s = stack_at(id);
+  s->live_n += sign * w;
+  s->live_b += sign * w * (double)n;
+  live_total += sign * w * (double)n;
+  if (sign < 0) return;
+  s->alloc_n += w;
+  s->alloc_b += w * (double)n;
+  if (!options.prof_peak || live_total <= peak_total + (peak_total / 64 > countdown_mean ? peak_total / 64 : countdown_mean))
+    return;
+  /* A new peak (by at least a 64th, or one sampling interval): the
+   * totals of every stack are copied as the peak profile. */
+  peak_total = live_total;
+  for (size_t off = 64; off < arena_used;) {
+    prof_stack_t *t = (prof_stack_t *)(region->arena + off);
+    t->peak_n = t->live_n;
+    t->peak_b = t->live_b;
+    off += sizeof *t + t->depth * sizeof(uintptr_t);
+  }
+}
+
+/* Record the block p of n bytes; false if the table is full.  prof_lock
+ * held. */
+static bool rec_add(void *p, size_t n, double w, uint32_t stack) {
+  uint32_t r = rec_free;
+  if (r != 0) rec_free = region->rec[r].next;
+  else if (rec_next < REC_MAX) r = rec_next++;
+  else return false;
+  prof_rec_t *rec = &region->rec[r];
+  uint32_t *b = &region->rec_bucket[rec_hash((uintptr_t)p)];
+  *rec = (prof_rec_t){.at = (uintptr_t)p, .size = n, .weight = w, .stack = stack, .next = *b};
+  *b = r;
+  stack_count(stack, n, w, 1);
+  return true;
+}
+
+/* Take p's record off (its size into *size); false if it has none.
+ * prof_lock held. */
+static bool rec_remove(const void *p, size_t *size) {
+  for (uint32_t *link = &region->rec_bucket[rec_hash((uintptr_t)p)]; *link != 0;
+       link = &region->rec[*link].next) {
+    prof_rec_t *rec = &region->rec[*link];
+    if (rec->at != (uintptr_t)p) continue;
+    uint32_t r = *link;
+    *link = rec->next;
+    stack_count(rec->stack, rec->size, rec->weight, -1);
+    *size = rec->size;
+    rec->next = rec_free;
+    rec_free = r;
+    return true;
+  }
+  return false;
+}
+
+static void *pool_take(void) {
+  uint32_t i;
+  if (pool_nfree > 0) i = region->pool_free[--pool_nfree];
+  else if (pool_next < POOL_SLOTS) i = pool_next++;
+  else return NULL;
+  return region->pool + (size_t)i * SLOT;
+}
+
+static size_t page_round(size_t n) { return (n + os_page_size() - 1) & ~(os_page_size() - 1); }
+
+/* ---- the firing ---------------------------------------------------------- */
+
+static void dropped(void) { atomic_fetch_add_explicit(&n_dropped, 1, memory_order_relaxed); }
+
+void *prof_fired(size_t n, size_t align, uintptr_t cfa, prof_ticket_t *t) {
+  t->stack = 0;
+  if (unlikely(!atomic_load_explicit(&ready, memory_order_acquire))) {
+    tcache_tls.sample_left = 0; /* until the options are read */
+    return NULL;
+  }
+  bool first = !me.started;
+  if (first) {
+    me.rng = os_random() ^ ((uintptr_t)&me * 0x9E3779B97F4A7C15ull) ^ (uint64_t)os_gettid() << 32;
+    if (me.rng == 0) me.rng = 1;
+    me.started = true;
+  }
+  restart();
+  if ((first && !fire_always) || me.busy || tcache_reentered()) return NULL;
+  /* P(this allocation fired) = 1 - exp(-n/countdown_mean); each feature
+   * takes it with the ratio of its own probability to that one. */
+  double fired = fire_always ? 1 : one_minus_exp_neg((double)n / countdown_mean);
+  double want = prof_mean == 0 ? 0 : prof_mean == 1 ? 1 : one_minus_exp_neg((double)n / (double)prof_mean);
+  bool profile = want > 0 && (want >= fired || uniform() * fired < want);
+  bool guard = guard_every != 0 && n <= os_page_size() && align <= os_page_size() &&
+               (guard_every == 1 || uniform() * fired * (double)guard_every < 1);
+  if (!profile && !guard) return NULL;
+  me.busy = true;
+  uintptr_t pc[UNWIND_MAX];
+  unsigned depth = unwind_prime() ? unwind_stack(pc, UNWIND_MAX, cfa) : 0;
+  void *p = guard ? guard_alloc(n, align, pc, depth) : NULL;
+  if (profile && (depth == 0 || !region_make())) profile = false, dropped();
+  if (profile) {
+    lock_take(&prof_lock);
+    uint32_t id = stack_intern(pc, depth);
+    bool small = n <= SMP_SMALL_MAX && align <= SLOT;
+    void *q = p == NULL && small ? pool_take() : p;
+    if (id == 0 || (small && q == NULL)) {
+      dropped();
+    } else if (q == NULL) { /* large: the caller allocates it */
+      t->stack = id;
+      t->weight = 1 / want;
+    } else if (rec_add(q, n, 1 / want, id)) {
+      p = q;
+    } else {
+      if (q != p) region->pool_free[pool_nfree++] = (uint32_t)(((char *)q - region->pool) / SLOT);
+      dropped();
+    }
+    lock_drop(&prof_lock);
+  }
+  me.busy = false;
+  return p;
+}
+
+void prof_keep(void *p, size_t n, const prof_ticket_t *t) {
+  me.busy = true;
+  lock_take(&prof_lock);
+  bool ok = rec_add(p, n, t->weight, t->stack);
+  lock_drop(&prof_lock);
+  me.busy = false;
+  if (ok) atomic_fetch_add_explicit(&prof_large_live, 1, memory_order_relaxed);
+  else dropped();
+}
+
+void prof_forget(void *p) {
+  if (region == NULL || me.busy) return;
+  size_t size;
+  me.busy = true;
+  lock_take(&prof_lock);
+  bool had = rec_remove(p, &size);
+  lock_drop(&prof_lock);
+  me.busy = false;
+  if (had && size > SMP_SMALL_MAX && !guard_owns(p)) atomic_fetch_sub_explicit(&prof_large_live, 1, memory_order_relaxed);
+}
+
+bool prof_free(void *p, uintptr_t cfa) {
+  bool guarded = guard_owns(p);
+  if (!guarded && !in_pool(p)) return false;
+  if (me.busy) { /* a signal handler's free while this thread samples: later */
+    reentry_defer(p);
+    return true;
+  }
+  me.busy = true;
+  size_t size = 0;
+  lock_take(&prof_lock);
+  bool had = region != NULL && rec_remove(p, &size);
+  lock_drop(&prof_lock);
+  if (guarded) {
+    uintptr_t pc[UNWIND_MAX / 2];
+    unsigned depth = unwind_prime() ? unwind_stack(pc, UNWIND_MAX / 2, cfa) : 0;
+    me.busy = false;
+    guard_free(p, pc, depth);
+    return true;
+  }
+  me.busy = false;
+  uintptr_t off = (uintptr_t)((char *)p - region->pool);
+  SMP_CHECK(off % SLOT == 0, "free", "invalid pointer (inside a sampled block, not its start)", p);
+  SMP_CHECK(had, "free", "double free (the sampled block is free already) of", p);
+  os_decommit(p, page_round(size ? size : 1));
+  me.busy = true;
+  lock_take(&prof_lock);
+  region->pool_free[pool_nfree++] = (uint32_t)(off / SLOT);
+  lock_drop(&prof_lock);
+  me.busy = false;
+  return true;
+}
+
+size_t prof_size(const void *p) {
+  if (guard_owns(p)) return guard_size(p);
+  if (!in_pool(p)) return 0;
+  size_t size = 0;
+  me.busy = true;
+  lock_take(&prof_lock);
+  for (uint32_t r = region->rec_bucket[rec_hash((uintptr_t)p)]; r != 0; r = region->rec[r].next)
+    if (region->rec[r].at == (uintptr_t)p) size = page_round(region->rec[r].size ? region->rec[r].size : 1);
+  lock_drop(&prof_lock);
+  me.busy = false;
+  return size;
+}
+
+/* ---- for prof_out.c ------------------------------------------------------ */
+
+void prof_each(void (*fn)(const prof_site_t *, void *), void *arg, bool peak) {
+  if (region == NULL) return;
+  me.busy = true;
+  lock_take(&prof_lock);
+  for (size_t off = 64; off < arena_used;) {
+    const prof_stack_t *s = (const prof_stack_t *)(region->arena + off);
+    prof_site_t site = {.live_n = peak ? s->peak_n : s->live_n, .live_b = peak ? s->peak_b : s->live_b,
+                        .alloc_n = s->alloc_n, .alloc_b = s->alloc_b, .pc = s->pc, .depth = s->depth};
+    fn(&site, arg);
+    off += sizeof *s + s->depth * sizeof(uintptr_t);
+  }
+  lock_drop(&prof_lock);
+  me.busy = false;
+}
+
+size_t prof_nstacks(void) { return nstacks; }
+size_t prof_dropped(void) { return atomic_load_explicit(&n_dropped, memory_order_relaxed); }
+
+void prof_fork_prepare(void) {
+  lock_take(&prof_lock);
+  guard_fork_prepare();
+}
+void prof_fork_parent(void) {
+  guard_fork_parent();
+  lock_drop(&prof_lock);
+}
+void prof_fork_child(void) {
+  guard_fork_child();
+  lock_reset(&prof_lock);
+}
