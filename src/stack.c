@@ -53,7 +53,9 @@ typedef struct {
 
 static _Unwind_Reason_Code unwind_frame(struct _Unwind_Context *ctx, void *arg) {
   unwind_walk_t *w = arg;
-  if ((uintptr_t)GET_CFA(ctx) <= w->cfa) return _URC_NO_REASON; /* the allocator's frames */
+  /* A context pairs a return address with the frame address of the callee
+   * that returns there: the entry point's own is the first kept. */
+  if ((uintptr_t)GET_CFA(ctx) < w->cfa) return _URC_NO_REASON;
   uintptr_t ip = (uintptr_t)GET_IP(ctx);
   if (ip == 0) return _URC_END_OF_STACK;
   w->pc[w->n++] = ip;

@@ -22,9 +22,9 @@
  * cannot be loaded (then no stacks: unwind_stack returns 0). */
 SMP_HIDDEN bool unwind_prime(void);
 /* Up to max return addresses of the calling thread's stack into pc,
- * innermost first, leaving out the frames whose canonical frame address
- * is at most cfa (the allocator's own: cfa is the allocator entry point's,
- * __builtin_dwarf_cfa()); how many.  unwind_prime must have returned true. */
+ * innermost first, from the return address out of the allocator entry
+ * point whose canonical frame address is cfa (__builtin_dwarf_cfa() in
+ * it): the allocator's own frames are left out.  How many.  unwind_prime must have returned true. */
 SMP_HIDDEN unsigned unwind_stack(uintptr_t *pc, unsigned max, uintptr_t cfa);
 
 #endif /* SMP_STACK_H */
