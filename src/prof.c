@@ -193,10 +193,9 @@ static void stack_count(uint32_t id, size_t n, double w, int sign) {
   if (sign < 0) return;
   s->alloc_n += w;
   s->alloc_b += w * (double)n;
-  if (!options.prof_peak || live_total <= peak_total + (peak_total / 64 > countdown_mean ? peak_total / 64 : countdown_mean))
-    return;
-  /* A new peak (by at least a 64th, or one sampling interval): the
-   * totals of every stack are copied as the peak profile. */
+  if (!options.prof_peak || live_total <= peak_total + peak_total / 64) return;
+  /* A new peak, by more than a 64th: the totals of every stack are copied
+   * as the peak profile. */
   peak_total = live_total;
   for (size_t off = 64; off < arena_used;) {
     prof_stack_t *t = (prof_stack_t *)(region->arena + off);

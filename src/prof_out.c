@@ -53,20 +53,24 @@ static void counts(sink_t *s, double n, double b, double an, double ab) {
   put(s, "]");
 }
 
+/* A figure as written: rounded, never below 0. */
+static double whole(double v) { return v > 0 ? (double)(uint64_t)(v + 0.5) : 0; }
+
 static void line(const prof_site_t *site, void *arg) {
   sink_t *s = arg;
   if (site->depth == 0 || s->len + LINE_MAX_BYTES > s->cap) return;
-  counts(s, site->live_n, site->live_b, site->alloc_n, site->alloc_b);
+  double n = whole(site->live_n), b = whole(site->live_b), an = whole(site->alloc_n), ab = whole(site->alloc_b);
+  counts(s, n, b, an, ab);
   put(s, " @");
   for (unsigned i = 0; i < site->depth; i++) {
     put(s, " ");
     put_u(s, (double)(site->pc[i] - (i == 0)), true);
   }
   put(s, "\n");
-  s->n += site->live_n;
-  s->b += site->live_b;
-  s->an += site->alloc_n;
-  s->ab += site->alloc_b;
+  s->n += n; /* the header's totals are the sums of the lines */
+  s->b += b;
+  s->an += an;
+  s->ab += ab;
 }
 
 int prof_write(const char *path, bool peak) {
