@@ -201,7 +201,7 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
 #define ENTRY_CFA() ((uintptr_t)__builtin_dwarf_cfa())
 
 /* Count n bytes off the thread's sampling countdown: true when it ran out. */
-static inline bool sample_due(size_t n) { return unlikely((tcache_tls.sample_left -= (int64_t)n) < 0); }
+static inline bool sample_due(size_t n) { return unlikely((int64_t)(tcache_tls.sample_left -= n) < 0); }
 
 /* A block as the entry points get one, with no countdown: align 0 or a
  * power of two; *zeroed (if asked) tells whether it reads as zero. */
@@ -237,7 +237,7 @@ static size_t aside_size(const void *p) {
 
 /* The fast path's misses, and its countdown's firings. */
 SMP_NOINLINE void *alloc_slow(size_t n) {
-  if (unlikely(tcache_tls.sample_left < 0)) return alloc_sampled(n, 0, ENTRY_CFA(), NULL);
+  if (unlikely((int64_t)tcache_tls.sample_left < 0)) return alloc_sampled(n, 0, ENTRY_CFA(), NULL);
   return n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, NULL);
 }
 
@@ -344,9 +344,19 @@ SMP_NOINLINE static void *realloc_aside(void *p, pagemap_entry_t e, size_t aside
   return q;
 }
 
-/* realloc of p whose new size ran the countdown out: a new block, which
- * the profiler or the guard pool may take. */
+static void *realloc_plain(void *p, size_t n);
+
+/* realloc of p whose new size ran the countdown out.  Small: a new block,
+ * which the profiler or the guard pool may take.  Large: resized as
+ * usual (in place where it can be), then recorded if profiled. */
 SMP_NOINLINE static void *realloc_sampled(void *p, size_t n, uintptr_t cfa) {
+  if (n > SMP_SMALL_MAX) {
+    prof_ticket_t t;
+    (void)prof_fired(n, 0, cfa, &t); /* no pool block past SMP_SMALL_MAX */
+    void *q = realloc_plain(p, n);
+    if (q != NULL && t.stack != 0) prof_keep(q, n, &t);
+    return q;
+  }
   size_t have = track_size(p, usable_size(p, "realloc"));
   void *q = alloc_sampled(n, 0, cfa, NULL);
   if (q == NULL) return NULL;
@@ -362,6 +372,11 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     return NULL;
   }
   if (sample_due(n)) return realloc_sampled(p, n, ENTRY_CFA());
+  return realloc_plain(p, n);
+}
+
+/* realloc of p (not NULL) to n bytes (not 0), with no countdown. */
+static void *realloc_plain(void *p, size_t n) {
   pagemap_entry_t e = pagemap_get(p);
   if (likely(pagemap_kind(e) == PAGEMAP_SLAB)) {
     slab_t *sl = pagemap_desc(e);

@@ -46,7 +46,7 @@ static inline const char *small_bad(const void *p, const slab_t *sl) {
  * class out again: no copy of it is made here. */
 static inline __attribute__((always_inline)) void *alloc_any(size_t n) {
   void *p;
-  if (unlikely((tcache_tls.sample_left -= (int64_t)n) < 0)) return alloc_slow(n);
+  if (unlikely((int64_t)(tcache_tls.sample_left -= n) < 0)) return alloc_slow(n);
   if (likely(n <= 1024) && likely(tcache_pop(bin_of_size[n], &p)))
     return track_alloc(slab_unkey(p), n, false);
   return alloc_slow(n);

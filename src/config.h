@@ -388,7 +388,7 @@
  * 0 off): on by default only where their cost fits the budget (README,
  * "Heap profiles"). */
 #ifndef SMP_PROF_SAMPLE
-#define SMP_PROF_SAMPLE ((size_t)512 << 10)
+#define SMP_PROF_SAMPLE 0
 #endif
 #ifndef SMP_GUARD_SAMPLE
 #define SMP_GUARD_SAMPLE 0

@@ -55,10 +55,11 @@ static const opt_t opt_table[] = {
     {"PROF_PEAK", OPT_BOOL, 0, 1, &options.prof_peak},
     {"PROF_SIGNAL", OPT_UINT, 0, 64, &options.prof_signal},
     {"GUARD_SAMPLE", OPT_UINT, 0, 1u << 30, &options.guard_sample},
-    /* Known, but read elsewhere: by the launcher (LIB) and by stats_init
-     * (STATS_DIR, where SMPALLOC_STATS writes its report). */
+    /* Known, but read elsewhere: by the launcher (LIB, PROF_DIR) and by
+     * stats_init (STATS_DIR, where SMPALLOC_STATS writes its report). */
     {"LIB", OPT_ELSEWHERE, 0, 0, NULL},
     {"STATS_DIR", OPT_ELSEWHERE, 0, 0, NULL},
+    {"PROF_DIR", OPT_ELSEWHERE, 0, 0, NULL}, /* the launcher's --profile */
 };
 #define NOPT (sizeof opt_table / sizeof opt_table[0])
 

@@ -23,6 +23,7 @@
 #include "os.h"
 #include "prof.h"
 #include "reentry.h"
+#include "sizeclass.h"
 #include "tcache.h"
 #include "stack.h"
 
@@ -134,7 +135,7 @@ static void restart(void) {
     double d = countdown_mean * neg_log(uniform());
     left = d < 0x1p62 ? (int64_t)d : (int64_t)1 << 62;
   }
-  tcache_tls.sample_left = left;
+  tcache_tls.sample_left = (uint64_t)left;
 }
 
 /* ---- the region, the pool, the tables ----------------------------------- */
@@ -247,6 +248,9 @@ static void *pool_take(void) {
 }
 
 static size_t page_round(size_t n) { return (n + os_page_size() - 1) & ~(os_page_size() - 1); }
+/* A pool block's usable size: its size class's, as if it were in a slab
+ * (a program sees the same size for the same request). */
+static size_t pool_usable(size_t n) { return class_table[class_of(n)].size; }
 
 /* ---- the firing ---------------------------------------------------------- */
 
@@ -345,7 +349,7 @@ bool prof_free(void *p, uintptr_t cfa) {
   uintptr_t off = (uintptr_t)((char *)p - region->pool);
   SMP_CHECK(off % SLOT == 0, "free", "invalid pointer (inside a sampled block, not its start)", p);
   SMP_CHECK(had, "free", "double free (the sampled block is free already) of", p);
-  os_decommit(p, page_round(size ? size : 1));
+  os_decommit(p, page_round(pool_usable(size)));
   me.busy = true;
   lock_take(&prof_lock);
   region->pool_free[pool_nfree++] = (uint32_t)(off / SLOT);
@@ -361,7 +365,7 @@ size_t prof_size(const void *p) {
   me.busy = true;
   lock_take(&prof_lock);
   for (uint32_t r = region->rec_bucket[rec_hash((uintptr_t)p)]; r != 0; r = region->rec[r].next)
-    if (region->rec[r].at == (uintptr_t)p) size = page_round(region->rec[r].size ? region->rec[r].size : 1);
+    if (region->rec[r].at == (uintptr_t)p) size = pool_usable(region->rec[r].size);
   lock_drop(&prof_lock);
   me.busy = false;
   return size;

@@ -1,7 +1,7 @@
 /* prof_sites MODE - programs for the profiler's tests (tests/prof/).
  *   sites    three allocation sites holding 60, 30 and 10 % of the live
  *            bytes (site_a malloc, site_b calloc, site_c realloc), about
- *            1.5 GB of address space never written, and planted_leak's
+ *            4.5 GB of address space never written, and planted_leak's
  *            blocks; all still live at exit (t_prof_sites)
  *   threads  64 threads allocating and exiting, a fork whose child
  *            allocates, a dump asked for by SMPALLOC_PROF_SIGNAL's signal
@@ -32,10 +32,10 @@ SITE void planted_leak(void) {
 }
 
 static void sites(void) {
-  static void *keep[40000];
+  static void *keep[60000];
   sink = keep;
   size_t k = 0, MB = 1 << 20;
-  struct { void *(*fn)(size_t); size_t bytes; } site[3] = {{site_a, 900 * MB}, {site_b, 450 * MB}, {site_c, 150 * MB}};
+  struct { void *(*fn)(size_t); size_t bytes; } site[3] = {{site_a, 2700 * MB}, {site_b, 1350 * MB}, {site_c, 450 * MB}};
   for (int s = 0; s < 3; s++)
     for (size_t got = 0, i = 0; got < site[s].bytes; i++) {
       size_t n = (40 << 10) + (i * 7919 % 160) * 1024; /* 40 to 200 KiB */

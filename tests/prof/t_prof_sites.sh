@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # t_prof_sites: the profile's estimates.  prof_sites holds 60/30/10 % of
-# its live bytes at site_a, site_b and site_c (about 1.5 GB of address
+# its live bytes at site_a, site_b and site_c (about 4.5 GB of address
 # space, blocks of 40 to 200 KiB, never written) and leaks planted_leak's
 # blocks.  The leak report at exit (SMPALLOC_PROF_LEAKS) must name the
-# three sites with their shares within 5 points at the default rate, and
+# three sites with their shares within 5 points at a 2 MiB rate, and
 # exactly (to 0.1 point) with every byte sampled (SMPALLOC_PROF_SAMPLE=1),
 # and name planted_leak; in a -static program too.  google-pprof --text on
 # the written profile lists site_a on top.
@@ -31,9 +31,9 @@ check() {
     fail "$label: shares $got, want 60 30 10 within $tol points"; echo "$out" | head -20
   fi
 }
-check "default rate" 5 env SMPALLOC_PROF_LEAKS=1 LD_PRELOAD="$LIB" "$BIN" sites
+check "2m rate" 5 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=2m LD_PRELOAD="$LIB" "$BIN" sites
 check "every byte" 0.1 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" sites
-check "-static" 5 env SMPALLOC_PROF_LEAKS=1 "${BIN}_fullstatic" sites
+check "-static" 5 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=2m "${BIN}_fullstatic" sites
 out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
 grep -q '^    #0 planted_leak+' <<<"$out" && ok "the planted leak is reported by its function" \
   || fail "planted_leak not in the leak report"
@@ -43,7 +43,7 @@ grep -q 'about 0 bytes in 0 blocks' <<<"$out" && ok "SMPALLOC_PROF_SAMPLE=0: not
   || fail "SMPALLOC_PROF_SAMPLE=0 still sampled: $out"
 
 if command -v google-pprof >/dev/null; then
-  SMPALLOC_PROF_DUMP="$tmp/p" LD_PRELOAD="$LIB" "$BIN" sites >/dev/null 2>&1
+  SMPALLOC_PROF_SAMPLE=2m SMPALLOC_PROF_DUMP="$tmp/p" LD_PRELOAD="$LIB" "$BIN" sites >/dev/null 2>&1
   set -- "$tmp"/p.*.heap
   top=$(google-pprof --text "$BIN" "$1" 2>/dev/null | awk '$1 ~ /^[0-9.]+$/ { print $6; exit }')
   [ "$top" = site_a ] && ok "google-pprof --text: site_a on top" \
