@@ -66,6 +66,7 @@ _Atomic size_t prof_large_live;
 
 /* The options, as prof_init read them. */
 static _Atomic bool ready;
+static _Atomic bool stacks_ok; /* prof_allow_stacks was called */
 static size_t prof_mean, guard_every;
 static double countdown_mean; /* of the countdown: min(prof_mean, 16 * guard_every) */
 static bool fire_always;      /* every allocation fires (a mean of 1) */
@@ -127,6 +128,8 @@ void prof_init(void) {
   countdown_mean = m == 0 ? gm : g == 0 || (double)m < gm ? (double)m : gm;
   atomic_store_explicit(&ready, true, memory_order_release);
 }
+
+void prof_allow_stacks(void) { atomic_store_explicit(&stacks_ok, true, memory_order_release); }
 
 static void restart(void) {
   int64_t left = INT64_MAX;
@@ -269,7 +272,9 @@ void *prof_fired(size_t n, size_t align, uintptr_t cfa, prof_ticket_t *t) {
     me.started = true;
   }
   restart();
-  if ((first && !fire_always) || me.busy || tcache_reentered()) return NULL;
+  if ((first && !fire_always) || me.busy || tcache_reentered() ||
+      !atomic_load_explicit(&stacks_ok, memory_order_acquire))
+    return NULL;
   /* P(this allocation fired) = 1 - exp(-n/countdown_mean); each feature
    * takes it with the ratio of its own probability to that one. */
   double fired = fire_always ? 1 : one_minus_exp_neg((double)n / countdown_mean);

@@ -41,6 +41,10 @@ typedef struct {
 
 /* The options are read: the countdown's mean, what each firing does. */
 SMP_HIDDEN void prof_init(void);
+/* The constructor has run, so libc is set up: from now on samples take
+ * stacks (before, none is taken: a -static program's unwinder aborts while
+ * libc initialises, and that is when libc allocates its own set-up). */
+SMP_HIDDEN void prof_allow_stacks(void);
 /* Start-up done (the constructor): the dump signal's handler, the dump
  * and leak report at exit. */
 SMP_HIDDEN void prof_start(void);

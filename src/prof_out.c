@@ -205,6 +205,7 @@ static void at_exit(void) {
 }
 
 void prof_start(void) {
+  prof_allow_stacks();
   if (options.prof_signal != 0) os_signal_catch((int)options.prof_signal, asked);
   if (options.prof_dump != NULL || options.prof_leaks) atexit(at_exit);
 }

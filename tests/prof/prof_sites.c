@@ -5,7 +5,8 @@
  *            blocks; all still live at exit (t_prof_sites)
  *   threads  64 threads allocating and exiting, a fork whose child
  *            allocates, a dump asked for by SMPALLOC_PROF_SIGNAL's signal
- *            while the threads allocate (DUMP_PREFIX.PID.1.heap: the
+ *            while the threads allocate, after the main thread's own
+ *            samples (DUMP_PREFIX.PID.1.heap: the
  *            prefix of SMPALLOC_PROF_DUMP), and smp_prof_dump(OWN_DUMP)
  *            (t_prof_threads) */
 #include <pthread.h>
@@ -76,11 +77,16 @@ static int threads(const char *own_dump, const char *prefix, int sig) {
     for (int i = 0; i < 1000; i++) sink = malloc(1000);
     exit(0);
   }
+  /* Samples before the dump is asked for, so that it has lines: 1 MB at a
+   * mean of 4 KiB leaves none with probability about e^-250. */
+  static void *before[1000];
+  for (int i = 0; i < 1000; i++) before[i] = site_a(1000);
   pthread_t th[64];
   for (long t = 0; t < 64; t++)
     if (pthread_create(&th[t], NULL, thread_main, (void *)t) != 0) return 1;
   kill(getpid(), sig); /* a dump asked for while the threads allocate */
   for (int t = 0; t < 64; t++) pthread_join(th[t], NULL);
+  for (int i = 0; i < 1000; i++) free(before[i]);
   int status;
   waitpid(child, &status, 0);
   if (!dumped) { fprintf(stderr, "the signal's dump %s was not written\n", signal_dump); return 1; }
