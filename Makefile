@@ -56,14 +56,15 @@ $(BUILD)/pic/%.o: src/%.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SMP_CFLAGS) -fPIC -c $< -o $@
 
-# The archive references the unwinder (stack.h): a -static program links it.
 $(BUILD)/obj/%.o: src/%.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SMP_CFLAGS) -DSMP_STATIC_UNWIND -c $< -o $@
+	$(CC) $(CFLAGS) $(SMP_CFLAGS) -c $< -o $@
 
+# The unwinder (stack.h) is libgcc_eh's, linked in with its names hidden:
+# the library exports no _Unwind_* and needs no libgcc_s.
 $(LIB_SO): $(LIB_OBJS_PIC)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,-z,now \
-	  -o $@ $^ -lpthread
+	  -static-libgcc -Wl,--exclude-libs,ALL -o $@ $^ -lpthread
 	ln -sf libsmpalloc.so $(BUILD)/$(SONAME)  # for programs linked with -Lbuild -lsmpalloc
 
 # The archive holds one relocatable object whose hidden symbols are made

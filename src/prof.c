@@ -3,14 +3,17 @@
  * firing, the pool of small profiled blocks, the records of live samples
  * and the table of stacks (prof.h).  prof_out.c writes what they hold.
  *
- * One reservation, made at the first sample (MAP_NORESERVE: a page costs
- * memory once it is written):
- *   pool      POOL_SLOTS slots of SMP_SMALL_MAX bytes, a profiled small
- *             block at the start of one (its pages given back at free)
+ * One reservation, made at the first sample, read-only (no memory, no
+ * commit charge) but for what is made writable, each section a step ahead
+ * of its use (sec_grow, outside the lock): mlockall faults in only that
+ * (t_mem_mlock), not the whole 300 MiB.  Its sections:
+ *   head      the buckets and pool_free (writable from the start)
  *   records   a live sample each, found by address (rec_bucket chains);
  *             dense, reused last-freed first, so they touch few pages
  *   stacks    an arena of deduplicated stacks (stack_bucket chains by
  *             hash), each with its estimated totals; never freed
+ *   pool      POOL_SLOTS slots of SMP_SMALL_MAX bytes, a profiled small
+ *             block at the start of one (its pages given back at free)
  * Invariants, under prof_lock: sum over records of weight = sum over
  * stacks of live_n; a pool slot is free (on pool_free, or past pool_next)
  * or holds the block of exactly one record.
@@ -48,12 +51,26 @@ typedef struct {
   uintptr_t pc[];
 } prof_stack_t;
 
+#define SEC_ALIGN 65536 /* sections start on a page (at most 64 KiB: init.c) */
 typedef struct {
-  char pool[(size_t)POOL_SLOTS * SLOT];
-  prof_rec_t rec[REC_MAX];
   uint32_t rec_bucket[REC_BUCKETS], stack_bucket[STACK_BUCKETS], pool_free[POOL_SLOTS];
-  _Alignas(64) char arena[ARENA_BYTES];
+  _Alignas(SEC_ALIGN) prof_rec_t rec[REC_MAX];
+  _Alignas(SEC_ALIGN) char arena[ARENA_BYTES];
+  _Alignas(SEC_ALIGN) char pool[(size_t)POOL_SLOTS * SLOT];
 } prof_region_t;
+
+/* The sections made writable a step at a time: sec_cap[s] bytes of each
+ * are, a multiple of its step (only sec_grow raises it). */
+enum { SEC_REC, SEC_ARENA, SEC_POOL, NSEC };
+static const struct {
+  size_t off, bytes, step;
+} sec[NSEC] = {
+    {offsetof(prof_region_t, rec), sizeof(prof_rec_t) * REC_MAX, 64 << 10},
+    {offsetof(prof_region_t, arena), ARENA_BYTES, 64 << 10},
+    {offsetof(prof_region_t, pool), (size_t)POOL_SLOTS * SLOT, 4 * SLOT},
+};
+static _Atomic size_t sec_cap[NSEC];
+static _Atomic bool grow_due, growing;
 
 static lock_t prof_lock;
 static _Atomic int region_state; /* 0 none, 1 being made, 2 made, 3 failed */
@@ -61,7 +78,7 @@ static prof_region_t *region;
 static uint32_t pool_next, pool_nfree, rec_next = 1, rec_free;
 static size_t arena_used = 64, nstacks; /* a stack's id is its offset / 8: never 0 */
 static double live_total, peak_total;
-static _Atomic size_t n_dropped;
+static _Atomic size_t n_dropped, pool_bytes; /* pool_bytes: its live blocks' usable sizes */
 _Atomic size_t prof_large_live;
 
 /* The options, as prof_init read them. */
@@ -143,14 +160,53 @@ static void restart(void) {
 
 /* ---- the region, the pool, the tables ----------------------------------- */
 
+/* Bytes of section s in use.  prof_lock held. */
+static size_t sec_used(int s) {
+  return s == SEC_REC ? rec_next * sizeof(prof_rec_t) : s == SEC_ARENA ? arena_used : pool_next * (size_t)SLOT;
+}
+static size_t sec_room(int s) { return atomic_load_explicit(&sec_cap[s], memory_order_acquire); }
+/* Less than half a step of section s left writable: sec_grow is due.
+ * prof_lock held. */
+static void sec_note(void) {
+  for (int s = 0; s < NSEC; s++)
+    if (sec_room(s) < sec[s].bytes && sec_room(s) < sec_used(s) + sec[s].step / 2)
+      atomic_store_explicit(&grow_due, true, memory_order_relaxed);
+}
+
+/* Make each section writable to a step past its use (one thread at a
+ * time; mprotect outside prof_lock).  region made, prof_lock not held. */
+static void sec_grow(void) {
+  if (atomic_exchange_explicit(&growing, true, memory_order_acquire)) return;
+  atomic_store_explicit(&grow_due, false, memory_order_relaxed);
+  size_t used[NSEC];
+  lock_take(&prof_lock);
+  for (int s = 0; s < NSEC; s++) used[s] = sec_used(s);
+  lock_drop(&prof_lock);
+  for (int s = 0; s < NSEC; s++) {
+    size_t cap = sec_room(s), want = (used[s] + sec[s].step) / sec[s].step * sec[s].step;
+    if (want > sec[s].bytes) want = sec[s].bytes;
+    if (want > cap && cap < used[s] + sec[s].step / 2 &&
+        os_protect((char *)region + sec[s].off + cap, want - cap, true))
+      atomic_store_explicit(&sec_cap[s], want, memory_order_release);
+  }
+  atomic_store_explicit(&growing, false, memory_order_release);
+}
+
+static void sec_grow_if_due(void) {
+  if (unlikely(atomic_load_explicit(&grow_due, memory_order_relaxed))) sec_grow();
+}
+
 static bool region_make(void) {
   int s = atomic_load_explicit(&region_state, memory_order_acquire);
   if (likely(s == 2)) return true;
   if (s != 0 || !atomic_compare_exchange_strong(&region_state, &s, 1)) return false;
-  size_t bytes = (sizeof(prof_region_t) + SLOT - 1) & ~(size_t)(SLOT - 1);
-  prof_region_t *r = os_reserve(bytes, SLOT);
+  size_t bytes = sizeof(prof_region_t);
+  char *raw = os_reserve_readonly(bytes + SEC_ALIGN); /* pool slots aligned to SLOT */
+  prof_region_t *r = raw ? (prof_region_t *)(((uintptr_t)raw + SEC_ALIGN - 1) & ~(uintptr_t)(SEC_ALIGN - 1)) : NULL;
+  if (r != NULL && !os_protect(r, sec[0].off, true)) r = NULL; /* the head (the reservation stays) */
   if (r != NULL) os_nohugepage(r, bytes);
   region = r;
+  if (r != NULL) sec_grow();
   atomic_store_explicit(&region_state, r ? 2 : 3, memory_order_release);
   return r != NULL;
 }
@@ -174,7 +230,7 @@ static uint32_t stack_intern(const uintptr_t *pc, unsigned depth) {
     if (s->hash == h && s->depth == depth && memcmp(s->pc, pc, depth * sizeof *pc) == 0) return id;
   }
   size_t need = sizeof(prof_stack_t) + depth * sizeof *pc;
-  if (arena_used + need > ARENA_BYTES) return 0;
+  if (arena_used + need > sec_room(SEC_ARENA)) return 0;
   uint32_t id = (uint32_t)(arena_used / 8);
   prof_stack_t *s = stack_at(id);
   arena_used += need;
@@ -214,7 +270,7 @@ static void stack_count(uint32_t id, size_t n, double w, int sign) {
 static bool rec_add(void *p, size_t n, double w, uint32_t stack) {
   uint32_t r = rec_free;
   if (r != 0) rec_free = region->rec[r].next;
-  else if (rec_next < REC_MAX) r = rec_next++;
+  else if ((rec_next + 1) * sizeof(prof_rec_t) <= sec_room(SEC_REC)) r = rec_next++;
   else return false;
   prof_rec_t *rec = &region->rec[r];
   uint32_t *b = &region->rec_bucket[rec_hash((uintptr_t)p)];
@@ -245,7 +301,7 @@ static bool rec_remove(const void *p, size_t *size) {
 static void *pool_take(void) {
   uint32_t i;
   if (pool_nfree > 0) i = region->pool_free[--pool_nfree];
-  else if (pool_next < POOL_SLOTS) i = pool_next++;
+  else if ((pool_next + 1) * (size_t)SLOT <= sec_room(SEC_POOL)) i = pool_next++;
   else return NULL;
   return region->pool + (size_t)i * SLOT;
 }
@@ -285,7 +341,7 @@ void *prof_fired(size_t n, size_t align, uintptr_t cfa, prof_ticket_t *t) {
   if (!profile && !guard) return NULL;
   me.busy = true;
   uintptr_t pc[UNWIND_MAX];
-  unsigned depth = unwind_prime() ? unwind_stack(pc, UNWIND_MAX, cfa) : 0;
+  unsigned depth = unwind_stack(pc, UNWIND_MAX, cfa);
   void *p = guard ? guard_alloc(n, align, pc, depth) : NULL;
   if (profile && (depth == 0 || !region_make())) profile = false, dropped();
   if (profile) {
@@ -299,12 +355,15 @@ void *prof_fired(size_t n, size_t align, uintptr_t cfa, prof_ticket_t *t) {
       t->stack = id;
       t->weight = 1 / want;
     } else if (rec_add(q, n, 1 / want, id)) {
+      if (p == NULL) atomic_fetch_add_explicit(&pool_bytes, pool_usable(n), memory_order_relaxed);
       p = q;
     } else {
       if (q != p) region->pool_free[pool_nfree++] = (uint32_t)(((char *)q - region->pool) / SLOT);
       dropped();
     }
+    sec_note();
     lock_drop(&prof_lock);
+    sec_grow_if_due();
   }
   me.busy = false;
   return p;
@@ -314,7 +373,9 @@ void prof_keep(void *p, size_t n, const prof_ticket_t *t) {
   me.busy = true;
   lock_take(&prof_lock);
   bool ok = rec_add(p, n, t->weight, t->stack);
+  sec_note();
   lock_drop(&prof_lock);
+  sec_grow_if_due();
   me.busy = false;
   if (ok) atomic_fetch_add_explicit(&prof_large_live, 1, memory_order_relaxed);
   else dropped();
@@ -345,7 +406,7 @@ bool prof_free(void *p, uintptr_t cfa) {
   lock_drop(&prof_lock);
   if (guarded) {
     uintptr_t pc[UNWIND_MAX / 2];
-    unsigned depth = unwind_prime() ? unwind_stack(pc, UNWIND_MAX / 2, cfa) : 0;
+    unsigned depth = unwind_stack(pc, UNWIND_MAX / 2, cfa);
     me.busy = false;
     guard_free(p, pc, depth);
     return true;
@@ -354,6 +415,7 @@ bool prof_free(void *p, uintptr_t cfa) {
   uintptr_t off = (uintptr_t)((char *)p - region->pool);
   SMP_CHECK(off % SLOT == 0, "free", "invalid pointer (inside a sampled block, not its start)", p);
   SMP_CHECK(had, "free", "double free (the sampled block is free already) of", p);
+  atomic_fetch_sub_explicit(&pool_bytes, pool_usable(size), memory_order_relaxed);
   os_decommit(p, page_round(pool_usable(size)));
   me.busy = true;
   lock_take(&prof_lock);
@@ -394,6 +456,7 @@ void prof_each(void (*fn)(const prof_site_t *, void *), void *arg, bool peak) {
 }
 
 size_t prof_nstacks(void) { return nstacks; }
+size_t prof_pool_bytes(void) { return atomic_load_explicit(&pool_bytes, memory_order_relaxed); }
 size_t prof_dropped(void) { return atomic_load_explicit(&n_dropped, memory_order_relaxed); }
 
 void prof_fork_prepare(void) {
@@ -406,5 +469,6 @@ void prof_fork_parent(void) {
 }
 void prof_fork_child(void) {
   guard_fork_child();
+  atomic_store(&growing, false); /* a grower in another thread is gone */
   lock_reset(&prof_lock);
 }

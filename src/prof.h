@@ -62,6 +62,8 @@ SMP_HIDDEN void prof_keep(void *p, size_t n, const prof_ticket_t *t);
 SMP_HIDDEN bool prof_free(void *p, uintptr_t cfa);
 /* The usable size of such a block; 0 if p is not one. */
 SMP_HIDDEN size_t prof_size(const void *p);
+/* The usable sizes of the profiler's pool's live blocks (in use: stats). */
+SMP_HIDDEN size_t prof_pool_bytes(void);
 /* Profiled large blocks live now; prof_forget(p) drops p's record (a large
  * block freed or resized in place), if it has one. */
 SMP_HIDDEN extern _Atomic size_t prof_large_live;

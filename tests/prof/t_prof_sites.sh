@@ -24,7 +24,7 @@ check() {
   out=$("$@" 2>&1 >/dev/null) || { fail "$label: exit status $?"; echo "$out" | tail -5; return; }
   got=$(shares <<<"$out")
   echo "$label: shares a b c: $got"
-  if awk -v t="$tol" '{ d1 = $1 - 60; d2 = $2 - 30; d3 = $3 - 10
+  if awk -v t="$tol" '$1 !~ /^[0-9.]+$/ { exit 1 } { d1 = $1 - 60; d2 = $2 - 30; d3 = $3 - 10
        exit !(d1 * d1 <= t * t && d2 * d2 <= t * t && d3 * d3 <= t * t) }' <<<"$got"; then
     ok "$label: site_a, site_b, site_c at 60/30/10 within $tol points"
   else
