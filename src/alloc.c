@@ -214,12 +214,13 @@ static void *alloc_plain(size_t n, size_t align, bool *zeroed) {
 }
 
 /* The countdown ran out at this allocation: the profiler or the guard pool
- * may take it (their blocks are fresh pages: zero). */
+ * may take it (their blocks are fresh pages, zero, unless t.fresh says
+ * not). */
 SMP_NOINLINE static void *alloc_sampled(size_t n, size_t align, uintptr_t cfa, bool *zeroed) {
   prof_ticket_t t;
   void *p = prof_fired(n, align, cfa, &t);
   if (p != NULL) {
-    if (zeroed != NULL) *zeroed = true;
+    if (zeroed != NULL) *zeroed = t.fresh;
   } else {
     p = alloc_plain(n, align, zeroed);
     if (p != NULL && t.stack != 0) prof_keep(p, n, &t);

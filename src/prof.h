@@ -33,10 +33,12 @@
 #include "base.h"
 
 /* What prof_fired leaves for a large profiled block, which the caller
- * allocates: its stack (0: none to record) and weight. */
+ * allocates: its stack (0: none to record) and weight; and whether the
+ * block it returned is fresh. */
 typedef struct {
   uint32_t stack;
   double weight;
+  bool fresh; /* the block prof_fired returned reads as zero */
 } prof_ticket_t;
 
 /* The options are read: the countdown's mean, what each firing does. */

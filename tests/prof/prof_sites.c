@@ -8,7 +8,10 @@
  *            while the threads allocate, after the main thread's own
  *            samples (DUMP_PREFIX.PID.1.heap: the
  *            prefix of SMPALLOC_PROF_DUMP), and smp_prof_dump(OWN_DUMP)
- *            (t_prof_threads) */
+ *            (t_prof_threads)
+ *   calloc   blocks written and freed, then calloc: every one must read
+ *            as zero (with every block sampled, a freed pool slot's
+ *            pages are kept and reused: t_prof_sites) */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,9 +98,25 @@ static int threads(const char *own_dump, const char *prefix, int sig) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+static int calloc_zero(void) {
+  for (int i = 0; i < 1000; i++) {
+    size_t n = 16 + (size_t)i * 29 % 8000;
+    char *p = malloc(n);
+    for (size_t k = 0; k < n; k++) ((volatile char *)p)[k] = (char)0xab; /* kept: volatile */
+    free(p);
+    unsigned char *q = calloc(1, n);
+    for (size_t k = 0; k < n; k++)
+      if (q[k] != 0) { fprintf(stderr, "calloc(1, %zu): byte %zu is %#x\n", n, k, q[k]); return 1; }
+    free(q);
+  }
+  printf("calloc: zero\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "calloc") == 0) return calloc_zero();
   if (argc >= 2 && strcmp(argv[1], "sites") == 0) sites();
   else if (argc >= 5 && strcmp(argv[1], "threads") == 0) return threads(argv[2], argv[3], atoi(argv[4]));
-  else { fprintf(stderr, "usage: prof_sites sites | threads OWN_DUMP DUMP_PREFIX SIGNO\n"); return 2; }
+  else { fprintf(stderr, "usage: prof_sites sites | calloc | threads OWN_DUMP DUMP_PREFIX SIGNO\n"); return 2; }
   return 0;
 }

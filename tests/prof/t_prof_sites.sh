@@ -40,6 +40,9 @@ check "-static, every byte" 0.1 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1
 out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
 grep -q '^    #0 planted_leak+' <<<"$out" && ok "the planted leak is reported by its function" \
   || fail "planted_leak not in the leak report"
+# A freed sampled block's pages may be kept for the next: calloc still zeroes.
+out=$(SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" calloc 2>&1) && ok "calloc of a reused pool slot reads as zero" \
+  || fail "calloc from the profiler's pool: $out"
 # Profiling off: no report, nothing sampled.
 out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=0 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
 grep -q 'about 0 bytes in 0 blocks' <<<"$out" && ok "SMPALLOC_PROF_SAMPLE=0: nothing sampled" \
