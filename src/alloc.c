@@ -214,8 +214,7 @@ static void *alloc_plain(size_t n, size_t align, bool *zeroed) {
 }
 
 /* The countdown ran out at this allocation: the profiler or the guard pool
- * may take it (their blocks are fresh pages, zero, unless t.fresh says
- * not). */
+ * may take it (t.fresh: its block's pages read as zero). */
 SMP_NOINLINE static void *alloc_sampled(size_t n, size_t align, uintptr_t cfa, bool *zeroed) {
   prof_ticket_t t;
   void *p = prof_fired(n, align, cfa, &t);
