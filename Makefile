@@ -28,7 +28,8 @@ LIB_A   := $(BUILD)/libsmpalloc.a
 # The allocator core (no libc names) and the file that adds the libc names.
 CORE_SRCS    := src/os.c src/os_proc.c src/lock.c src/options.c src/sizeclass.c src/pagemap.c src/region.c \
                 src/chunk.c src/extent.c src/slab.c src/slot.c src/large.c src/tcache.c \
-                src/purge.c src/reentry.c src/stats.c src/init.c src/alloc.c
+                src/purge.c src/reentry.c src/stack.c src/symbol.c src/guard.c src/prof.c src/prof_out.c \
+                src/stats.c src/init.c src/alloc.c
 OVERRIDE_SRC := src/override.c
 LIB_SRCS     := $(CORE_SRCS) $(OVERRIDE_SRC)
 LIB_HDRS     := include/smpalloc.h $(wildcard src/*.h)
@@ -59,9 +60,11 @@ $(BUILD)/obj/%.o: src/%.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SMP_CFLAGS) -c $< -o $@
 
+# The unwinder (stack.h) is libgcc_eh's, linked in with its names hidden:
+# the library exports no _Unwind_* and needs no libgcc_s.
 $(LIB_SO): $(LIB_OBJS_PIC)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,-z,now \
-	  -o $@ $^ -lpthread
+	  -static-libgcc -Wl,--exclude-libs,ALL -o $@ $^ -lpthread
 	ln -sf libsmpalloc.so $(BUILD)/$(SONAME)  # for programs linked with -Lbuild -lsmpalloc
 
 # The archive holds one relocatable object whose hidden symbols are made

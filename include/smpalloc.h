@@ -187,6 +187,12 @@ int smp_stats_get(smp_stats_t *out);
 /* Print the statistics, human-readable, to the file descriptor fd. */
 void smp_stats_print(int fd);
 
+/* Write the heap profile of the blocks live now (sampled: SMPALLOC_PROF_SAMPLE)
+ * to path, in the text format google-pprof reads; path NULL: PREFIX.PID.N.heap
+ * (PREFIX from SMPALLOC_PROF_DUMP, else "smpalloc").  0, or -1 if the file
+ * cannot be written.  Allocates nothing. */
+int smp_prof_dump(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,6 +70,8 @@
  *   alloc.c      the smp_* entry points (this file; fast paths: alloc.h)
  *   init.c       start-up, fork, thread exit     stats.c   statistics
  *   purge.c      the purge policy, the reclaim path
+ *   prof.c       the heap profiler's samples     prof_out.c  its profiles
+ *   guard.c      guarded samples                 stack.c, symbol.c  stacks
  *   tcache.c     thread caches
  *   slot.c       slots, rotation, batches        large.c   runs, mappings
  *   slab.c       one slab's bitmap               extent.c  arenas, 1-32 MiB
@@ -88,6 +90,7 @@
 #include "large.h"
 #include "os.h"
 #include "pagemap.h"
+#include "prof.h"
 #include "purge.h"
 #include "reentry.h"
 #include "slab.h"
@@ -138,10 +141,12 @@ static inline void leave(void) {
   if (unlikely(atomic_load_explicit(&reentry_pending, memory_order_relaxed) != 0) && !tcache_reentered())
     free_deferred();
 }
-/* Past an allocation's slow path: the background purge may be due. */
+/* Past an allocation's slow path: the background purge may be due, and a
+ * profile asked for by signal is written (prof.h). */
 static inline void leave_alloc(void) {
   leave();
   if (unlikely(purge_bg_none()) && !tcache_reentered()) purge_bg_start();
+  if (unlikely(atomic_load_explicit(&prof_asked, memory_order_relaxed) != 0) && !tcache_reentered()) prof_poll();
 }
 
 /* ---- small blocks -------------------------------------------------------- */
@@ -189,7 +194,50 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
   return p != NULL ? p : fail(ENOMEM);
 }
 
+/* ---- samples (prof.h) ----------------------------------------------------- */
+
+/* The canonical frame address of the entry point the caller reached (a
+ * tail jump from a libc name keeps its caller's): stacks start above it. */
+#define ENTRY_CFA() ((uintptr_t)__builtin_dwarf_cfa())
+
+/* Count n bytes off the thread's sampling countdown: true when it ran out. */
+static inline bool sample_due(size_t n) { return unlikely((int64_t)(tcache_tls.sample_left -= n) < 0); }
+
+/* A block as the entry points get one, with no countdown: align 0 or a
+ * power of two; *zeroed (if asked) tells whether it reads as zero. */
+static void *alloc_plain(size_t n, size_t align, bool *zeroed) {
+  if (zeroed != NULL) *zeroed = false;
+  if (align <= 8 || (align <= SMP_ALIGN_MIN && n > 8))
+    return n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, zeroed);
+  unsigned c = class_aligned(n, align);
+  return c < SMP_NCLASS ? small_alloc(c, n) : large_alloc_retry(n, align, zeroed);
+}
+
+/* The countdown ran out at this allocation: the profiler or the guard pool
+ * may take it (t.fresh: its block's pages read as zero). */
+SMP_NOINLINE static void *alloc_sampled(size_t n, size_t align, uintptr_t cfa, bool *zeroed) {
+  prof_ticket_t t;
+  void *p = prof_fired(n, align, cfa, &t);
+  if (p != NULL) {
+    if (zeroed != NULL) *zeroed = t.fresh;
+  } else {
+    p = alloc_plain(n, align, zeroed);
+    if (p != NULL && t.stack != 0) prof_keep(p, n, &t);
+  }
+  if (unlikely(atomic_load_explicit(&prof_asked, memory_order_relaxed) != 0) && !tcache_reentered()) prof_poll();
+  return p != NULL ? p : fail(ENOMEM);
+}
+
+/* The usable size of a block served aside or by the profiler's or the guard
+ * pool (p has no page map entry); 0 if p is none of those. */
+static size_t aside_size(const void *p) {
+  size_t s = reentry_size(p);
+  return s != 0 ? s : prof_size(p);
+}
+
+/* The fast path's misses, and its countdown's firings. */
 SMP_NOINLINE void *alloc_slow(size_t n) {
+  if (unlikely((int64_t)tcache_tls.sample_left < 0)) return alloc_sampled(n, 0, ENTRY_CFA(), NULL);
   return n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, NULL);
 }
 
@@ -206,17 +254,21 @@ SMP_NOINLINE void free_small_slow(void *p, const slab_t *sl, const char *who) {
   leave();
 }
 
-/* align: a power of two.  Blocks of 16 bytes or more are 16-aligned. */
-static void *alloc_aligned(size_t align, size_t n) {
+/* align: a power of two.  Blocks of 16 bytes or more are 16-aligned.
+ * Inline in each entry point, whose frame ENTRY_CFA names. */
+static inline __attribute__((always_inline)) void *alloc_aligned(size_t align, size_t n) {
   if (align <= 8 || (align <= SMP_ALIGN_MIN && n > 8)) return alloc_any(n);
+  if (sample_due(n)) return alloc_sampled(n, align, ENTRY_CFA(), NULL);
   unsigned c = class_aligned(n, align);
   return c < SMP_NCLASS ? small_alloc(c, n) : large_alloc_retry(n, align, NULL);
 }
 
 SMP_NOINLINE void free_large(void *p, pagemap_entry_t e, const char *who) {
   if (p == NULL) return;
-  if (unlikely(pagemap_kind(e) < PAGEMAP_RUN) && reentry_free(p)) return; /* served aside */
+  if (unlikely(pagemap_kind(e) < PAGEMAP_RUN) && (reentry_free(p) || prof_free(p, ENTRY_CFA())))
+    return; /* served aside, or a profiled or guarded sample */
   large_check(p, e, who);
+  if (unlikely(atomic_load_explicit(&prof_large_live, memory_order_relaxed) != 0)) prof_forget(p);
   if (unlikely(tcache_reentered())) {
     reentry_defer(p);
     return;
@@ -250,7 +302,7 @@ SMP_NOINLINE void free_other(void *p, const char *who) {
 size_t usable_size(const void *p, const char *who) {
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) return class_table[small_class(p, pagemap_desc(e), who)].size;
-  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? aside_size(p) : 0;
   if (unlikely(aside != 0)) return aside;
   large_check(p, e, who);
   return large_size(e);
@@ -265,11 +317,15 @@ SMP_API void smp_free(void *p) { free_any(p, "free"); }
 SMP_API void *smp_calloc(size_t count, size_t size) {
   size_t n;
   if (unlikely(__builtin_mul_overflow(count, size, &n))) return fail(ENOMEM);
+  bool zeroed;
+  if (sample_due(n)) {
+    void *p = alloc_sampled(n, 0, ENTRY_CFA(), &zeroed);
+    return p == NULL || zeroed ? p : memset(p, 0, n);
+  }
   if (likely(n <= SMP_SMALL_MAX)) {
     void *p = small_alloc(class_of(n), n);
     return p != NULL ? memset(p, 0, n) : NULL;
   }
-  bool zeroed;
   void *p = large_alloc_retry(n, 0, &zeroed);
   if (p == NULL) return NULL;
   return zeroed ? p : memset(p, 0, n); /* fresh pages are zero; reused ones not */
@@ -288,12 +344,39 @@ SMP_NOINLINE static void *realloc_aside(void *p, pagemap_entry_t e, size_t aside
   return q;
 }
 
+static void *realloc_plain(void *p, size_t n);
+
+/* realloc of p whose new size ran the countdown out.  Small: a new block,
+ * which the profiler or the guard pool may take.  Large: resized as
+ * usual (in place where it can be), then recorded if profiled. */
+SMP_NOINLINE static void *realloc_sampled(void *p, size_t n, uintptr_t cfa) {
+  if (n > SMP_SMALL_MAX) {
+    prof_ticket_t t;
+    (void)prof_fired(n, 0, cfa, &t); /* no pool block past SMP_SMALL_MAX */
+    void *q = realloc_plain(p, n);
+    if (q != NULL && t.stack != 0) prof_keep(q, n, &t);
+    return q;
+  }
+  size_t have = track_size(p, usable_size(p, "realloc"));
+  void *q = alloc_sampled(n, 0, cfa, NULL);
+  if (q == NULL) return NULL;
+  memcpy(q, p, n < have ? n : have);
+  free_any(p, "realloc");
+  return q;
+}
+
 SMP_API void *smp_realloc(void *p, size_t n) {
   if (p == NULL) return alloc_any(n);
   if (n == 0) { /* glibc: free and return NULL */
     free_any(p, "realloc");
     return NULL;
   }
+  if (sample_due(n)) return realloc_sampled(p, n, ENTRY_CFA());
+  return realloc_plain(p, n);
+}
+
+/* realloc of p (not NULL) to n bytes (not 0), with no countdown. */
+static void *realloc_plain(void *p, size_t n) {
   pagemap_entry_t e = pagemap_get(p);
   if (likely(pagemap_kind(e) == PAGEMAP_SLAB)) {
     slab_t *sl = pagemap_desc(e);
@@ -311,10 +394,11 @@ SMP_API void *smp_realloc(void *p, size_t n) {
     small_free(p, sl, "realloc");
     return q;
   }
-  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? aside_size(p) : 0;
   if (unlikely(aside != 0 || tcache_reentered())) return realloc_aside(p, e, aside, n);
   large_check(p, e, "realloc");
   if (n > SMP_SMALL_MAX) {
+    if (unlikely(atomic_load_explicit(&prof_large_live, memory_order_relaxed) != 0)) prof_forget(p);
     enter();
     void *q = large_remap(p, e, n, 0, true);
     if (q == NULL && purge_reclaim()) q = large_remap(p, e, n, 0, true);
@@ -393,10 +477,11 @@ SMP_API bool smp_resize(void *p, size_t len, size_t align, size_t new_len) {
   if (p == NULL) return false;
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) return small_resize(p, pagemap_desc(e), new_len, "smp_resize") != NULL;
-  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? aside_size(p) : 0;
   if (unlikely(aside != 0)) return new_len <= aside;
   large_check(p, e, "smp_resize");
   if (unlikely(tcache_reentered())) return false;
+  if (unlikely(atomic_load_explicit(&prof_large_live, memory_order_relaxed) != 0)) prof_forget(p);
   enter();
   bool ok = large_remap(p, e, new_len ? new_len : 1, align, false) != NULL;
   leave();
@@ -409,10 +494,11 @@ SMP_API void *smp_remap(void *p, size_t len, size_t align, size_t new_len) {
   pagemap_entry_t e = pagemap_get(p);
   if (pagemap_kind(e) == PAGEMAP_SLAB) /* small blocks never move by themselves: the caller copies */
     return small_resize(p, pagemap_desc(e), new_len, "smp_remap");
-  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? reentry_size(p) : 0;
+  size_t aside = pagemap_kind(e) < PAGEMAP_RUN ? aside_size(p) : 0;
   if (unlikely(aside != 0)) return new_len <= aside ? p : NULL;
   large_check(p, e, "smp_remap");
   if (unlikely(tcache_reentered())) return NULL; /* the caller copies */
+  if (unlikely(atomic_load_explicit(&prof_large_live, memory_order_relaxed) != 0)) prof_forget(p);
   if (align == 0) align = 1;
   enter();
   void *q = large_remap(p, e, new_len, align, true);

@@ -393,4 +393,15 @@
 #error "SMP_MAX_SLOTS must be in 1..128 (a descriptor holds the owner in 8 bits)"
 #endif
 
+/* The heap profiler's mean sampling interval in bytes (SMPALLOC_PROF_SAMPLE;
+ * 0 off) and the guard pool's one allocation in N (SMPALLOC_GUARD_SAMPLE;
+ * 0 off): on by default only where their cost fits the budget (README,
+ * "Heap profiles"). */
+#ifndef SMP_PROF_SAMPLE
+#define SMP_PROF_SAMPLE 0
+#endif
+#ifndef SMP_GUARD_SAMPLE
+#define SMP_GUARD_SAMPLE 0
+#endif
+
 #endif /* SMP_CONFIG_H */

@@ -33,6 +33,7 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "prof.h"
 #include "purge.h"
 #include "slab.h"
 #include "slot.h"
@@ -65,6 +66,7 @@ void init_once(void) {
     uint64_t key = os_random();
     slab_free_key = key ? key : 0x5eed5eed5eed5eedu;
     read_options();
+    prof_init();
     set_slots();
     slab_rows = slot_count(); /* before any thread has a cache (slab.h) */
     atomic_store_explicit(&init_state, 2, memory_order_release);
@@ -124,6 +126,7 @@ void init_thread(void) {
  * call between the prepare handler and the others is served aside. */
 static void fork_prepare(void) {
   tcache_enter();
+  prof_fork_prepare();
   slot_lock_all();
   tcache_fork_prepare();
   large_fork_prepare();
@@ -138,6 +141,7 @@ static void fork_parent(void) {
   extent_fork_parent();
   tcache_fork_parent();
   slot_unlock_all();
+  prof_fork_parent();
   tcache_leave();
 }
 static void fork_child(void) {
@@ -148,6 +152,7 @@ static void fork_child(void) {
   slot_reset_all(); /* before tcache_fork_child, which counts this thread again */
   tcache_fork_child();
   purge_bg_fork_child();
+  prof_fork_child();
   tcache_leave();
 }
 
@@ -161,10 +166,12 @@ __attribute__((constructor)) static void init_constructor(void) {
   init_once();
   if (!atomic_load(&options_read)) { /* the environment was not ready before */
     read_options();
+    prof_init();
     set_slots();
     if (options.checked) tcache_refresh(); /* this thread's cache: none now */
   }
   stats_init();
+  prof_start();
   lock_set_fork_hook(fork_register);
   lock_fork_guard(); /* registers now if the process has threads already */
 }

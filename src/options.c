@@ -26,9 +26,11 @@ options_t options = {
     .background = true,
     .purge_threshold = SMP_PURGE_THRESHOLD,
     .slots = 0,
+    .prof_sample = SMP_PROF_SAMPLE,
+    .guard_sample = SMP_GUARD_SAMPLE,
 };
 
-typedef enum { OPT_BOOL, OPT_UINT, OPT_SIZE, OPT_ELSEWHERE } opt_kind_t;
+typedef enum { OPT_BOOL, OPT_UINT, OPT_SIZE, OPT_STRING, OPT_ELSEWHERE } opt_kind_t;
 
 typedef struct {
   const char *name;  /* after the SMPALLOC_ prefix */
@@ -47,10 +49,17 @@ static const opt_t opt_table[] = {
     {"PURGE_THRESHOLD", OPT_SIZE, 0, (uint64_t)1 << 46, &options.purge_threshold},
     {"SLOTS", OPT_UINT, 1, SMP_MAX_SLOTS, &options.slots},
     {"SLOT_SPREAD", OPT_BOOL, 0, 1, &options.slot_spread},
-    /* Known, but read elsewhere: by the launcher (LIB) and by stats_init
-     * (STATS_DIR, where SMPALLOC_STATS writes its report). */
+    {"PROF_SAMPLE", OPT_SIZE, 0, (uint64_t)1 << 40, &options.prof_sample},
+    {"PROF_LEAKS", OPT_BOOL, 0, 1, &options.prof_leaks},
+    {"PROF_DUMP", OPT_STRING, 1, 1000, &options.prof_dump},
+    {"PROF_PEAK", OPT_BOOL, 0, 1, &options.prof_peak},
+    {"PROF_SIGNAL", OPT_UINT, 0, 64, &options.prof_signal},
+    {"GUARD_SAMPLE", OPT_UINT, 0, 1u << 30, &options.guard_sample},
+    /* Known, but read elsewhere: by the launcher (LIB, PROF_DIR) and by
+     * stats_init (STATS_DIR, where SMPALLOC_STATS writes its report). */
     {"LIB", OPT_ELSEWHERE, 0, 0, NULL},
     {"STATS_DIR", OPT_ELSEWHERE, 0, 0, NULL},
+    {"PROF_DIR", OPT_ELSEWHERE, 0, 0, NULL}, /* the launcher's --profile */
 };
 #define NOPT (sizeof opt_table / sizeof opt_table[0])
 
@@ -105,6 +114,10 @@ static void warn_value(const opt_t *o, const char *entry, const char *what) {
   put(&l, what);
   if (o->kind == OPT_BOOL) {
     put(&l, ", want 0 or 1");
+  } else if (o->kind == OPT_STRING) {
+    put(&l, ", want a path of at most ");
+    put_u64(&l, o->max);
+    put(&l, " bytes");
   } else if (o->kind == OPT_SIZE) {
     put(&l, ", want ");
     put_size(&l, o->min);
@@ -216,6 +229,12 @@ static bool parse_number(const char *s, bool suffixes, uint64_t *out) {
 static void set_option(const opt_t *o, const char *entry, const char *value) {
   uint64_t v;
   if (o->kind == OPT_ELSEWHERE) return;
+  if (o->kind == OPT_STRING) { /* a path: kept where the environment has it */
+    size_t len = strlen(value);
+    if (len < o->min || len > o->max) return warn_value(o, entry, "empty or too long");
+    *(const char **)o->where = value;
+    return;
+  }
   if (o->kind == OPT_BOOL) {
     /* Exactly "0" or "1": a word such as "yes", "off" or an empty value
      * is refused with a warning, never read silently one way. */

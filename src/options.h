@@ -28,6 +28,17 @@ typedef struct {
   bool slot_spread;          /* SMPALLOC_SLOT_SPREAD: each new thread on
                                 the next slot in turn (as on as many
                                 CPUs as slots), not the least used */
+  size_t prof_sample;        /* SMPALLOC_PROF_SAMPLE: mean bytes between
+                                profiled samples (0 off, 1 every block) */
+  bool prof_leaks;           /* SMPALLOC_PROF_LEAKS: leak report at exit */
+  const char *prof_dump;     /* SMPALLOC_PROF_DUMP: write PREFIX.PID.heap
+                                at exit (NULL: none) */
+  bool prof_peak;            /* SMPALLOC_PROF_PEAK: also the profile of the
+                                heap's peak, PREFIX.PID.peak.heap */
+  unsigned prof_signal;      /* SMPALLOC_PROF_SIGNAL: a signal that asks
+                                for a dump (0 none) */
+  unsigned guard_sample;     /* SMPALLOC_GUARD_SAMPLE: one allocation of up
+                                to a page in N guarded (0 off) */
 } options_t;
 
 extern options_t options __attribute__((visibility("hidden")));

@@ -116,15 +116,14 @@ void *os_map_guarded(size_t size) {
   return raw + page;
 }
 
-/* Up to len - 1 bytes of the file at path into buf, NUL-terminated: how
- * many (0 if it cannot be read). */
-static size_t os_read_small(const char *path, char *buf, size_t len) {
+size_t os_read_file(const char *path, char *buf, size_t len) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, len - 1);
+  size_t got = 0;
+  for (ssize_t n; got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0;) got += (size_t)n;
   close(fd);
-  buf[n > 0 ? n : 0] = 0;
-  return n > 0 ? (size_t)n : 0;
+  buf[got] = 0;
+  return got;
 }
 
 /* No limit on resource (RLIMIT_AS, `ulimit -v`: the address space;
@@ -164,7 +163,7 @@ static bool os_reserve_ok(void) {
   int saved = errno;
   char buf[16];
   ok = os_unlimited(RLIMIT_AS) && os_unlimited(RLIMIT_DATA) &&
-       os_read_small("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
+       os_read_file("/proc/sys/vm/overcommit_memory", buf, sizeof buf) != 0 && buf[0] != '2';
   errno = saved;
   atomic_store_explicit(&os_reserving, ok, memory_order_relaxed);
   return ok;
@@ -281,10 +280,10 @@ size_t os_huge_size(void) {
   int saved = errno;
   char buf[128];
   h = 0;
-  if (os_read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) &&
+  if (os_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) &&
       strstr(buf, "[never]") == NULL) {
     bool all = strstr(buf, "[always]") != NULL;
-    if (os_read_small("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf, sizeof buf)) {
+    if (os_read_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf, sizeof buf)) {
       h = (size_t)strtoul(buf, NULL, 10);
       if (h < os_page_size() || (h & (h - 1)) != 0) h = 0;
     }
@@ -358,5 +357,41 @@ void os_decommit(void *p, size_t size) {
   madvise(p, size, MADV_DONTNEED);
   count(&os_returned, size);
   count(&os_returns, 1);
+  errno = saved;
+}
+
+bool os_protect(void *p, size_t size, bool access) {
+  int saved = errno;
+  bool ok = mprotect(p, size, access ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+  errno = saved;
+  return ok;
+}
+
+void os_nohugepage(void *p, size_t size) {
+  int saved = errno;
+  madvise(p, size, MADV_NOHUGEPAGE);
+  errno = saved;
+}
+
+void *os_map_file(const char *path, size_t *size) {
+  int saved = errno;
+  void *p = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end > 0) {
+      p = mmap(NULL, (size_t)end, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) p = NULL;
+      else *size = (size_t)end;
+    }
+    close(fd);
+  }
+  errno = saved;
+  return p;
+}
+
+void os_unmap_file(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
   errno = saved;
 }

@@ -123,6 +123,19 @@ SMP_HIDDEN void os_decommit(void *p, size_t size);
  * os_map_guarded (metadata). */
 SMP_HIDDEN void os_counters(size_t *mapped, size_t *returned, size_t *calls, size_t *guarded);
 
+/* Up to len - 1 bytes of the file at path (/proc/self/maps, a sysfs
+ * value) into buf, NUL-terminated: how many (0 if it cannot be read). */
+SMP_HIDDEN size_t os_read_file(const char *path, char *buf, size_t len);
+/* Make [p, p+size) readable and writable (access) or inaccessible; false
+ * if the kernel refuses.  Inaccessible pages keep their contents. */
+SMP_HIDDEN bool os_protect(void *p, size_t size, bool access);
+/* Advise [p, p+size) against huge pages (MADV_NOHUGEPAGE). */
+SMP_HIDDEN void os_nohugepage(void *p, size_t size);
+/* The file at path mapped read-only, its size in *size; NULL if it cannot
+ * be opened or mapped.  os_unmap_file gives it back. */
+SMP_HIDDEN void *os_map_file(const char *path, size_t *size);
+SMP_HIDDEN void os_unmap_file(void *p, size_t size);
+
 /* A millisecond clock (coarse, monotonic; no kernel entry: vDSO). */
 SMP_HIDDEN uint32_t os_now_ms(void);
 /* 64 random bits from the kernel (AT_RANDOM), without a system call. */
@@ -152,6 +165,26 @@ SMP_HIDDEN bool os_thread_start(void *(*fn)(void *), const char *name);
 SMP_HIDDEN int os_dup_stderr(void);
 /* Write len bytes to stderr (messages, statistics). */
 SMP_HIDDEN void os_write_err(const char *s, size_t len);
+/* A new file at path, truncated, write-only (close-on-exec): its
+ * descriptor, or -1.  Then os_write_fd (the whole of len bytes, or as much
+ * as the file takes) and os_close. */
+SMP_HIDDEN int os_file_create(const char *path);
+SMP_HIDDEN void os_write_fd(int fd, const char *s, size_t len);
+SMP_HIDDEN void os_close(int fd);
+/* The process id (getpid). */
+SMP_HIDDEN int os_getpid(void);
+/* Catch signal sig with fn (SA_SIGINFO, SA_RESTART, SA_ONSTACK), keeping
+ * the handler it replaces for os_signal_forward; false if sigaction
+ * refuses.  fn's info and ctx are the siginfo_t and ucontext of the
+ * signal. */
+typedef void os_signal_fn(int sig, void *info, void *ctx);
+SMP_HIDDEN bool os_signal_catch(int sig, os_signal_fn *fn);
+/* Hand the signal on to the handler os_signal_catch replaced; where that
+ * was the default action, restore it: when the handler returns, the
+ * faulting instruction runs again and takes the default action. */
+SMP_HIDDEN void os_signal_forward(int sig, void *info, void *ctx);
+/* The address a SIGSEGV's info names (si_addr). */
+SMP_HIDDEN uintptr_t os_fault_addr(const void *info);
 /* os_fatal (declared in base.h): one line "smpalloc: CALL(): WHAT 0xADDR"
  * on stderr, then abort. */
 

@@ -137,16 +137,60 @@ int os_dup_stderr(void) {
   return fd < 0 ? STDERR_FILENO : fd;
 }
 
-void os_write_err(const char *s, size_t len) {
+void os_write_fd(int fd, const char *s, size_t len) {
   int saved = errno;
   while (len > 0) {
-    ssize_t w = write(STDERR_FILENO, s, len);
+    ssize_t w = write(fd, s, len);
     if (w <= 0) break;
     s += w;
     len -= (size_t)w;
   }
   errno = saved;
 }
+
+void os_write_err(const char *s, size_t len) { os_write_fd(STDERR_FILENO, s, len); }
+
+int os_file_create(const char *path) {
+  int saved = errno;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  errno = saved;
+  return fd;
+}
+
+void os_close(int fd) {
+  int saved = errno;
+  close(fd);
+  errno = saved;
+}
+
+int os_getpid(void) { return (int)syscall(SYS_getpid); }
+
+static struct sigaction os_old_action[65];
+
+bool os_signal_catch(int sig, os_signal_fn *fn) {
+  if (sig <= 0 || sig > 64) return false;
+  int saved = errno;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = (void (*)(int, siginfo_t *, void *))(void *)fn;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  bool ok = sigaction(sig, &sa, &os_old_action[sig]) == 0;
+  errno = saved;
+  return ok;
+}
+
+void os_signal_forward(int sig, void *info, void *ctx) {
+  struct sigaction *old = &os_old_action[sig];
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction != NULL) return old->sa_sigaction(sig, info, ctx);
+  } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+    return old->sa_handler(sig);
+  }
+  signal(sig, SIG_DFL); /* the instruction faults again, to the default action */
+}
+
+uintptr_t os_fault_addr(const void *info) { return (uintptr_t)((const siginfo_t *)info)->si_addr; }
 
 /* Append s to buf at *len (bounded). */
 static void os_put(char *buf, size_t cap, size_t *len, const char *s) {

@@ -22,6 +22,7 @@
 #include "os.h"
 #include "pagemap.h"
 #include "purge.h"
+#include "prof.h"
 #include "reentry.h"
 #include "sizeclass.h"
 #include "slot.h"
@@ -56,7 +57,7 @@ SMP_API int smp_stats_get(smp_stats_t *st) {
   chunk_pool_counts(&dirty, &clean);
   st->slabs_free = dirty + clean;
   large_counters(&st->large_blocks, &st->large_bytes);
-  st->bytes_in_use += st->large_bytes;
+  st->bytes_in_use += st->large_bytes + prof_pool_bytes(); /* sampled blocks too */
   os_counters(&st->bytes_mapped, &returned, &st->return_calls, &st->bytes_metadata);
   st->bytes_resident = st->bytes_mapped - clean * SMP_SLAB_SIZE;
   st->bytes_returned = returned;

@@ -15,7 +15,7 @@
 _Alignas(64) char tcache_none_rows[(SMP_MAX_SLOTS + 1) / 2 * SLAB_PAIR_BYTES];
 tcache_t tcache_none = {.bins = tcache_none_rows, .rows = tcache_none_rows}; /* no cache yet (tcache.h) */
 static tcache_t tcache_gone = {.bins = tcache_none_rows, .rows = tcache_none_rows}; /* exiting: no cache again */
-__thread tcache_tls_t tcache_tls = {tcache_none_rows, tcache_none_rows, &tcache_none, 0, NULL, 0, 0, 0};
+__thread tcache_tls_t tcache_tls = {tcache_none_rows, tcache_none_rows, &tcache_none, 0, NULL, 0, 0, 0, 0};
 
 /* The calling thread works with cache tc from now on. */
 static void tcache_use(tcache_t *tc) {

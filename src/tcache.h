@@ -120,6 +120,11 @@ typedef struct tcache_tls_s {
    * emptier under the cache's tcache_lock. */
   int tid;
   uint32_t seen_epoch, seen_ms;
+  /* Bytes left to allocate before the next sample (prof.h): malloc's fast
+   * path subtracts each request and takes the slow path once it is below
+   * zero (as int64_t; unsigned, so that the subtraction wraps, defined).
+   * 0 in a new thread: its first allocation starts the count. */
+  uint64_t sample_left;
 } tcache_tls_t;
 SMP_HIDDEN extern __thread tcache_tls_t tcache_tls;
 

@@ -10,8 +10,8 @@ need_cmd python3
 python3 - <<'PY'
 import glob, os, re, subprocess, sys
 # Rank of each file: arrows may only point to a lower rank.
-rank = {'os': 0, 'os_proc': 0.5, 'lock': 1, 'options': 1, 'sizeclass': 1, 'reentry': 1, 'pagemap': 2, 'region': 2, 'chunk': 3,
-        'slab': 4, 'extent': 4, 'slot': 5, 'large': 5, 'tcache': 6, 'purge': 7, 'stats': 7.5,
+rank = {'os': 0, 'os_proc': 0.5, 'lock': 1, 'options': 1, 'sizeclass': 1, 'reentry': 1, 'stack': 0.7, 'symbol': 0.7, 'pagemap': 2, 'guard': 2.5, 'region': 2, 'chunk': 3,
+        'slab': 4, 'extent': 4, 'slot': 5, 'large': 5, 'tcache': 6, 'purge': 7, 'prof': 7.2, 'prof_out': 7.3, 'stats': 7.5,
         'init': 8, 'alloc': 9, 'override': 10}
 mods = sorted(os.path.basename(c)[:-2] for c in glob.glob('src/*.c'))
 fails = [f'src/{m}.c has no place in the layer table' for m in mods if m not in rank]

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# t_prof_sites: the profile's estimates.  prof_sites holds 60/30/10 % of
+# its live bytes at site_a, site_b and site_c (about 4.5 GB of address
+# space, blocks of 40 to 200 KiB, never written) and leaks planted_leak's
+# blocks.  The leak report at exit (SMPALLOC_PROF_LEAKS) must name the
+# three sites with their shares within 5 points at a 2 MiB rate, and
+# exactly (to 0.1 point) with every byte sampled (SMPALLOC_PROF_SAMPLE=1),
+# and name planted_leak; in a -static program too (both rates).  google-pprof --text on
+# the written profile lists site_a on top.
+. "$(dirname "$0")/../lib.sh" || exit 2
+own_env
+need "$BIN" "${BIN}_fullstatic" "$LIB"
+
+# shares NAME... < leak report: each site's share of the three sites' bytes
+shares() {
+  awk '/^  about [0-9]+ bytes/ { b = $2 } /^    #0 / { split($2, f, "+"); bytes[f[1]] += b }
+       END { t = bytes["site_a"] + bytes["site_b"] + bytes["site_c"]
+             printf "%.1f %.1f %.1f %s\n", 100 * bytes["site_a"] / t, 100 * bytes["site_b"] / t,
+                    100 * bytes["site_c"] / t, ("planted_leak" in bytes) ? "leak" : "noleak" }'
+}
+# check LABEL TOLERANCE CMD...: run CMD, compare its shares
+check() {
+  local label=$1 tol=$2 out got; shift 2
+  out=$("$@" 2>&1 >/dev/null) || { fail "$label: exit status $?"; echo "$out" | tail -5; return; }
+  got=$(shares <<<"$out")
+  echo "$label: shares a b c: $got"
+  if awk -v t="$tol" '$1 !~ /^[0-9.]+$/ { exit 1 } { d1 = $1 - 60; d2 = $2 - 30; d3 = $3 - 10
+       exit !(d1 * d1 <= t * t && d2 * d2 <= t * t && d3 * d3 <= t * t) }' <<<"$got"; then
+    ok "$label: site_a, site_b, site_c at 60/30/10 within $tol points"
+  else
+    fail "$label: shares $got, want 60 30 10 within $tol points"; echo "$out" | head -20
+  fi
+}
+check "2m rate" 5 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=2m LD_PRELOAD="$LIB" "$BIN" sites
+check "every byte" 0.1 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" sites
+check "-static" 5 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=2m "${BIN}_fullstatic" sites
+# Every allocation fires, libc's own start-up ones too: no stack may be taken
+# before the constructor (the -static unwinder aborts while libc initialises).
+check "-static, every byte" 0.1 env SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 "${BIN}_fullstatic" sites
+out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
+grep -q '^    #0 planted_leak+' <<<"$out" && ok "the planted leak is reported by its function" \
+  || fail "planted_leak not in the leak report"
+# A freed sampled block's pages may be kept for the next: calloc still zeroes.
+out=$(SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" calloc 2>&1) && ok "calloc of a reused pool slot reads as zero" \
+  || fail "calloc from the profiler's pool: $out"
+# Profiling off: no report, nothing sampled.
+out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=0 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
+grep -q 'about 0 bytes in 0 blocks' <<<"$out" && ok "SMPALLOC_PROF_SAMPLE=0: nothing sampled" \
+  || fail "SMPALLOC_PROF_SAMPLE=0 still sampled: $out"
+
+if command -v google-pprof >/dev/null; then
+  SMPALLOC_PROF_SAMPLE=2m SMPALLOC_PROF_DUMP="$tmp/p" LD_PRELOAD="$LIB" "$BIN" sites >/dev/null 2>&1
+  set -- "$tmp"/p.*.heap
+  top=$(google-pprof --text "$BIN" "$1" 2>/dev/null | awk '$1 ~ /^[0-9.]+$/ { print $6; exit }')
+  [ "$top" = site_a ] && ok "google-pprof --text: site_a on top" \
+    || fail "google-pprof --text: top entry '$top', want site_a"
+else
+  echo "google-pprof not installed (apt-get install google-perftools): its check skipped"
+fi
+finish
