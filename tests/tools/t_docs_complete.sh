@@ -10,6 +10,8 @@
 #     the allocator options and --version in the README too;
 #   - every option of the launcher (the case patterns of tools/smpalloc) is
 #     in its --help, in smpalloc(1) and in the README;
+#   - the README's bytes of thread-local storage a thread are the size of
+#     the library's TLS segment (readelf);
 #   - the README's static and shared link lines (-Iinclude), run in a
 #     folder that has the repository's include/ and build/, build
 #     tests/tools/install.c (the smp_* names and malloc) into programs
@@ -96,6 +98,13 @@ else
   out=$(cd "$tmp/w" && bash -c "$shared" 2>&1 && LD_LIBRARY_PATH=build ./a.out 2>&1)
   [ "$out" = "consumer ok" ] && ok "shared: $shared" || fail "shared line: $out"
 fi
+
+# The thread-local storage the README states: the library's TLS segment.
+said=$(sed -n 's/.*`initial-exec`, \([0-9]*\) bytes a thread.*/\1/p' README.md)
+tls=$(readelf -lW build/libsmpalloc.so 2>/dev/null | awk '$1 == "TLS" { print $6 }')
+[ -n "$tls" ] && tls=$((tls))
+if [ -n "$said" ] && [ "$said" = "$tls" ]; then ok "thread-local storage: $tls bytes a thread"
+else fail "README says ${said:-nothing} bytes of thread-local storage a thread; the library's TLS segment is ${tls:-unknown}"; fi
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all documentation checks passed"
