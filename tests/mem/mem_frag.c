@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 
 #include "mem_common.h"
+#include "smpalloc.h"
 
 static unsigned nthreads = 2;
 static uint64_t nops = 3000000, window = 20000, leak_every;
@@ -45,12 +46,9 @@ static _Atomic size_t live_max; /* the most of it seen */
 static _Atomic size_t usable[64]; /* per thread: usable bytes of its live blocks */
 static size_t base_rss;
 
-/* smpalloc's statistics, when it is the allocator (see smpalloc.h). */
-typedef struct {
-  size_t bytes_in_use, bytes_mapped, bytes_metadata, bytes_resident, bytes_returned;
-  size_t slabs, slabs_free, large_blocks, large_bytes, slots, lock_contended, lock_waits;
-  struct { size_t size, in_use, slabs; } classes[65];
-} stats_t;
+/* smpalloc's statistics, when it is the allocator (its own header: a copy
+ * of the struct here went stale once a field was added). */
+typedef smp_stats_t stats_t;
 static int (*stats_get)(stats_t *);
 static size_t best_rss;
 static stats_t best_st;
@@ -84,7 +82,7 @@ static void sample(uint64_t op) {
   for (unsigned i = 0; i < nthreads; i++) U += atomic_load_explicit(&usable[i], memory_order_relaxed);
   if (trace) best_st = st;
   size_t slab_bytes = 0;
-  for (unsigned c = 0; c < 65; c++) slab_bytes += st.classes[c].in_use * st.classes[c].size;
+  for (unsigned c = 0; c < SMP_STATS_NCLASS; c++) slab_bytes += st.classes[c].in_use * st.classes[c].size;
   size_t slab_room = st.slabs * 65536;
   /* Resident as smpalloc counts it, less slabs, large blocks and metadata:
    * free granules whose pages were not returned. */
@@ -183,7 +181,7 @@ int main(int argc, char **argv) {
     printf("at: rss=%.1f live=%.1f round=%.1f cache=%.1f slabfree=%.1f pooldirty=%.1f meta=%.1f\n",
            ((double)best_rss - (double)base_rss) / MIB, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
   if (trace && stats_get != NULL)
-    for (unsigned c = 0; c < 65; c++) {
+    for (unsigned c = 0; c < SMP_STATS_NCLASS; c++) {
       size_t sz = best_st.classes[c].size, n = best_st.classes[c].slabs;
       if (n == 0) continue;
       size_t cnt = 65536 / sz, fr = n * cnt - best_st.classes[c].in_use;
