@@ -8,7 +8,7 @@
 # Then every block is freed and the threads exit.  Under
 # LD_PRELOAD=build/libsmpalloc.so:
 #   - once the threads are joined, with no trim, at most 4 MiB more
-#     resident than at the start (2.9-3.5 MiB; the version before 59-80
+#     resident than at the start (1.4-1.8 MiB; 5-16 in about 1 run of 15 before 96507ef; 59-80
 #     MiB: the emptied slabs waited in the pool for the background
 #     thread's aged purge; glibc 0.8 MiB);
 #   - the peak RSS at most 1.40x the peak live bytes (the requests' sum):
