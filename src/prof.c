@@ -26,6 +26,7 @@
 #include "options.h"
 #include "os.h"
 #include "prof.h"
+#include "prof_math.h"
 #include "reentry.h"
 #include "sizeclass.h"
 #include "tcache.h"
@@ -104,34 +105,7 @@ typedef struct {
 } prof_tls_t;
 static __thread prof_tls_t me;
 
-/* ---- numbers, without libm ----------------------------------------------- */
-
-/* e^-x, x >= 0 (relative error below 1e-12). */
-static double exp_neg(double x) {
-  if (x > 700) return 0;
-  double y = x * 1.4426950408889634; /* 2^-y */
-  int k = (int)y;
-  double z = -(y - k) * 0.6931471805599453, term = 1, sum = 1;
-  for (int i = 1; i < 14; i++) sum += term *= z / i;
-  union { double d; uint64_t u; } s = {.u = (uint64_t)(1023 - k) << 52};
-  return sum * s.d;
-}
-
-/* 1 - e^-x, accurate for small x too. */
-static double one_minus_exp_neg(double x) {
-  if (x < 1e-2) return x * (1 - x / 2 * (1 - x / 3 * (1 - x / 4 * (1 - x / 5))));
-  return 1 - exp_neg(x);
-}
-
-/* -ln(u), u in (0, 1]. */
-static double neg_log(double u) {
-  union { double d; uint64_t b; } v = {.d = u};
-  int e = (int)((v.b >> 52) & 0x7ff) - 1023;
-  v.b = (v.b & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1023 << 52); /* [1, 2) */
-  double s = (v.d - 1) / (v.d + 1), s2 = s * s;
-  double ln_m = 2 * s * (1 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 / 11)))));
-  return -(e * 0.6931471805599453 + ln_m);
-}
+/* ---- the thread's random numbers --------------------------------------- */
 
 /* Uniform in (0, 1] (xorshift64*). */
 static double uniform(void) {
@@ -473,16 +447,13 @@ bool prof_free(void *p, uintptr_t cfa) {
   SMP_CHECK(off % SLOT == 0, "free", "invalid pointer (inside a sampled block, not its start)", p);
   SMP_CHECK(had, "free", "double free (the sampled block is free already) of", p);
   atomic_fetch_sub_explicit(&pool_bytes, pool_usable(size), memory_order_relaxed);
-  /* A kept slot keeps its first page only (POOL_KEEP pages in all). */
-  size_t page = os_page_size();
-  if (pool_usable(size) > page) os_decommit((char *)p + page, SLOT - page);
   me.busy = true;
   lock_take(&prof_lock);
   bool keep = pool_nkept < POOL_KEEP;
   if (keep) pool_put((uint32_t)(off / SLOT), false);
   lock_drop(&prof_lock);
-  if (!keep) {
-    os_decommit(p, page);
+  if (!keep) { /* the whole slot: a kept slot may have held a bigger block */
+    os_decommit(p, SLOT);
     lock_take(&prof_lock);
     pool_put((uint32_t)(off / SLOT), true);
     lock_drop(&prof_lock);
