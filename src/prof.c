@@ -167,7 +167,9 @@ static void sec_grow(void) {
   for (int s = 0; s < NSEC; s++) used[s] = sec_used(s);
   lock_drop(&prof_lock);
   for (int s = 0; s < NSEC; s++) {
-    size_t cap = sec_room(s), want = (used[s] + sec[s].step) / sec[s].step * sec[s].step;
+    /* used + a step, rounded up to a step: rounded down, a section whose
+     * use cannot reach its end exactly (the stacks' arena) never grew */
+    size_t cap = sec_room(s), want = (used[s] + 2 * sec[s].step - 1) / sec[s].step * sec[s].step;
     if (want > sec[s].bytes) want = sec[s].bytes;
     if (want > cap && cap < used[s] + sec[s].step / 2 &&
         os_protect((char *)region + sec[s].off + cap, want - cap, true))
@@ -380,6 +382,7 @@ void *prof_fired(size_t n, size_t align, uintptr_t cfa, prof_ticket_t *t) {
     bool small = n <= SMP_SMALL_MAX && align <= SLOT, fresh = true;
     void *q = p == NULL && small ? pool_take(&fresh) : p;
     if (id == 0 || (small && q == NULL)) {
+      if (q != NULL && q != p) pool_put(pool_index(q), fresh); /* the slot back */
       dropped();
     } else if (q == NULL) { /* large: the caller allocates it */
       t->stack = id;
