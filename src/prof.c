@@ -26,6 +26,7 @@
 #include "options.h"
 #include "os.h"
 #include "prof.h"
+#include "prof_math.h"
 #include "reentry.h"
 #include "sizeclass.h"
 #include "tcache.h"
@@ -34,8 +35,11 @@
 #define SLOT SMP_SMALL_MAX
 #define POOL_SLOTS 8192u
 #define REC_MAX (1u << 18)
-#define REC_BUCKETS 8192u
-#define STACK_BUCKETS 4096u
+/* Each hash table starts at BUCKETS_MIN chains (a page of the head for the
+ * two) and doubles while it holds more than 2 entries a chain on average,
+ * up to BUCKETS_MAX: a process that takes a few samples touches one page. */
+#define BUCKETS_MIN 512u
+#define BUCKETS_MAX 65536u
 #define ARENA_BYTES ((size_t)32 << 20)
 
 typedef struct {
@@ -54,7 +58,7 @@ typedef struct {
 
 #define SEC_ALIGN 65536 /* sections start on a page (at most 64 KiB: init.c) */
 typedef struct {
-  uint32_t rec_bucket[REC_BUCKETS], stack_bucket[STACK_BUCKETS], pool_free[POOL_SLOTS];
+  uint32_t rec_bucket[BUCKETS_MAX], stack_bucket[BUCKETS_MAX], pool_free[POOL_SLOTS];
   _Alignas(SEC_ALIGN) prof_rec_t rec[REC_MAX];
   _Alignas(SEC_ALIGN) char arena[ARENA_BYTES];
   _Alignas(SEC_ALIGN) char pool[(size_t)POOL_SLOTS * SLOT];
@@ -76,7 +80,8 @@ static _Atomic bool grow_due, growing;
 static lock_t prof_lock;
 static _Atomic int region_state; /* 0 none, 1 being made, 2 made, 3 failed */
 static prof_region_t *region;
-static uint32_t pool_next, pool_nfree, rec_next = 1, rec_free;
+static uint32_t pool_next, pool_nfree, rec_next = 1, rec_free, rec_live;
+static uint32_t rec_nb = BUCKETS_MIN, stack_nb = BUCKETS_MIN; /* chains in use: powers of 2 */
 /* Freed slots whose pages are kept (the last POOL_KEEP, reused first): a
  * program that frees its samples does not fault and decommit a page per
  * sample (glibc-simple: 764 faults against 407 with sampling off). */
@@ -100,34 +105,7 @@ typedef struct {
 } prof_tls_t;
 static __thread prof_tls_t me;
 
-/* ---- numbers, without libm ----------------------------------------------- */
-
-/* e^-x, x >= 0 (relative error below 1e-12). */
-static double exp_neg(double x) {
-  if (x > 700) return 0;
-  double y = x * 1.4426950408889634; /* 2^-y */
-  int k = (int)y;
-  double z = -(y - k) * 0.6931471805599453, term = 1, sum = 1;
-  for (int i = 1; i < 14; i++) sum += term *= z / i;
-  union { double d; uint64_t u; } s = {.u = (uint64_t)(1023 - k) << 52};
-  return sum * s.d;
-}
-
-/* 1 - e^-x, accurate for small x too. */
-static double one_minus_exp_neg(double x) {
-  if (x < 1e-2) return x * (1 - x / 2 * (1 - x / 3 * (1 - x / 4 * (1 - x / 5))));
-  return 1 - exp_neg(x);
-}
-
-/* -ln(u), u in (0, 1]. */
-static double neg_log(double u) {
-  union { double d; uint64_t b; } v = {.d = u};
-  int e = (int)((v.b >> 52) & 0x7ff) - 1023;
-  v.b = (v.b & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1023 << 52); /* [1, 2) */
-  double s = (v.d - 1) / (v.d + 1), s2 = s * s;
-  double ln_m = 2 * s * (1 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 / 11)))));
-  return -(e * 0.6931471805599453 + ln_m);
-}
+/* ---- the thread's random numbers --------------------------------------- */
 
 /* Uniform in (0, 1] (xorshift64*). */
 static double uniform(void) {
@@ -189,7 +167,9 @@ static void sec_grow(void) {
   for (int s = 0; s < NSEC; s++) used[s] = sec_used(s);
   lock_drop(&prof_lock);
   for (int s = 0; s < NSEC; s++) {
-    size_t cap = sec_room(s), want = (used[s] + sec[s].step) / sec[s].step * sec[s].step;
+    /* used + a step, rounded up to a step: rounded down, a section whose
+     * use cannot reach its end exactly (the stacks' arena) never grew */
+    size_t cap = sec_room(s), want = (used[s] + 2 * sec[s].step - 1) / sec[s].step * sec[s].step;
     if (want > sec[s].bytes) want = sec[s].bytes;
     if (want > cap && cap < used[s] + sec[s].step / 2 &&
         os_protect((char *)region + sec[s].off + cap, want - cap, true))
@@ -221,16 +201,48 @@ static bool in_pool(const void *p) {
   return region != NULL && (uintptr_t)p - (uintptr_t)region->pool < sizeof region->pool;
 }
 
-static uint32_t rec_hash(uintptr_t at) { return (uint32_t)((at >> 4) * 0x9E3779B97F4A7C15ull >> 51) % REC_BUCKETS; }
+static uint32_t rec_hash(uintptr_t at) { return (uint32_t)((at >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (rec_nb - 1); }
 
 static prof_stack_t *stack_at(uint32_t id) { return (prof_stack_t *)(region->arena + (size_t)id * 8); }
+
+/* Double the stacks' chains and deal every stack out again (the arena in
+ * order).  prof_lock held. */
+static void stack_rehash(void) {
+  stack_nb *= 2;
+  memset(region->stack_bucket, 0, stack_nb * sizeof(uint32_t));
+  for (size_t off = 64; off < arena_used;) {
+    prof_stack_t *s = (prof_stack_t *)(region->arena + off);
+    uint32_t *b = &region->stack_bucket[s->hash & (stack_nb - 1)];
+    s->next = *b;
+    *b = (uint32_t)(off / 8);
+    off += sizeof *s + s->depth * sizeof(uintptr_t);
+  }
+}
+
+/* Double the records' chains and deal the live records out again.
+ * prof_lock held. */
+static void rec_rehash(void) {
+  uint32_t old = rec_nb;
+  rec_nb *= 2;
+  memset(region->rec_bucket + old, 0, old * sizeof(uint32_t));
+  for (uint32_t i = 0; i < old; i++) {
+    uint32_t r = region->rec_bucket[i];
+    region->rec_bucket[i] = 0;
+    while (r != 0) {
+      uint32_t next = region->rec[r].next, *b = &region->rec_bucket[rec_hash(region->rec[r].at)];
+      region->rec[r].next = *b;
+      *b = r;
+      r = next;
+    }
+  }
+}
 
 /* The id of the stack pc[0..depth), added if new; 0 if the arena is full.
  * prof_lock held. */
 static uint32_t stack_intern(const uintptr_t *pc, unsigned depth) {
   uint64_t h = 0xcbf29ce484222325ull ^ depth;
   for (unsigned i = 0; i < depth; i++) h = (h ^ pc[i]) * 0x100000001b3ull;
-  uint32_t *b = &region->stack_bucket[h % STACK_BUCKETS];
+  uint32_t *b = &region->stack_bucket[h & (stack_nb - 1)];
   for (uint32_t id = *b; id != 0; id = stack_at(id)->next) {
     prof_stack_t *s = stack_at(id);
     if (s->hash == h && s->depth == depth && memcmp(s->pc, pc, depth * sizeof *pc) == 0) return id;
@@ -246,6 +258,7 @@ static uint32_t stack_intern(const uintptr_t *pc, unsigned depth) {
   memcpy(s->pc, pc, depth * sizeof *pc);
   s->next = *b;
   *b = id;
+  if (nstacks > 2 * (size_t)stack_nb && stack_nb < BUCKETS_MAX) stack_rehash();
   return id;
 }
 
@@ -283,6 +296,7 @@ static bool rec_add(void *p, size_t n, double w, uint32_t stack) {
   *rec = (prof_rec_t){.at = (uintptr_t)p, .size = n, .weight = w, .stack = stack, .next = *b};
   *b = r;
   stack_count(stack, n, w, 1);
+  if (++rec_live > 2 * rec_nb && rec_nb < BUCKETS_MAX) rec_rehash();
   return true;
 }
 
@@ -299,6 +313,7 @@ static bool rec_remove(const void *p, size_t *size) {
     *size = rec->size;
     rec->next = rec_free;
     rec_free = r;
+    rec_live--;
     return true;
   }
   return false;
@@ -367,6 +382,7 @@ void *prof_fired(size_t n, size_t align, uintptr_t cfa, prof_ticket_t *t) {
     bool small = n <= SMP_SMALL_MAX && align <= SLOT, fresh = true;
     void *q = p == NULL && small ? pool_take(&fresh) : p;
     if (id == 0 || (small && q == NULL)) {
+      if (q != NULL && q != p) pool_put(pool_index(q), fresh); /* the slot back */
       dropped();
     } else if (q == NULL) { /* large: the caller allocates it */
       t->stack = id;

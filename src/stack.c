@@ -7,29 +7,15 @@
 
 #include "stack.h"
 
-#define BACKTRACE _Unwind_Backtrace
-#define GET_IP _Unwind_GetIP
-#define GET_CFA _Unwind_GetCFA
+_Static_assert(sizeof(_Unwind_Reason_Code) == sizeof(int), "the unwinder's reason codes are ints");
 
-typedef struct {
-  uintptr_t *pc;
-  unsigned n, max;
-  uintptr_t cfa;
-} unwind_walk_t;
-
-static _Unwind_Reason_Code unwind_frame(struct _Unwind_Context *ctx, void *arg) {
+int unwind_frame(struct _Unwind_Context *ctx, void *arg) {
   unwind_walk_t *w = arg;
   /* A context pairs a return address with the frame address of the callee
    * that returns there: the entry point's own is the first kept. */
-  if ((uintptr_t)GET_CFA(ctx) < w->cfa) return _URC_NO_REASON;
-  uintptr_t ip = (uintptr_t)GET_IP(ctx);
+  if ((uintptr_t)_Unwind_GetCFA(ctx) < w->cfa) return _URC_NO_REASON;
+  uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx);
   if (ip == 0) return _URC_END_OF_STACK;
   w->pc[w->n++] = ip;
   return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
-}
-
-unsigned unwind_stack(uintptr_t *pc, unsigned max, uintptr_t cfa) {
-  unwind_walk_t w = {.pc = pc, .n = 0, .max = max, .cfa = cfa};
-  BACKTRACE(unwind_frame, &w);
-  return w.n;
 }

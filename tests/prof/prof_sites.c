@@ -11,7 +11,13 @@
  *            (t_prof_threads)
  *   calloc   blocks written and freed, then calloc: every one must read
  *            as zero (with every block sampled, a freed pool slot's
- *            pages are kept and reused: t_prof_sites) */
+ *            pages are kept and reused: t_prof_sites)
+ *   grow     5000 small blocks live from 1200 stacks (20 functions, 60
+ *            depths), so that the records' and the stacks' hash tables
+ *            double: every block's usable size is checked, then every
+ *            block freed (a record lost would abort), then one block of
+ *            each stack left live at exit (t_prof_sites) */
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -113,7 +119,39 @@ static int calloc_zero(void) {
   return 0;
 }
 
+/* grow: blocks allocated at depth d under one of 20 functions. */
+SITE void *grow_down(int d, size_t n) {
+  void *p = d > 0 ? grow_down(d - 1, n) : malloc(n);
+  sink = p;
+  return p;
+}
+#define GROW_FN(i) SITE void *grow_##i(int d, size_t n) { void *p = grow_down(d, n); sink = p; return p; }
+GROW_FN(0) GROW_FN(1) GROW_FN(2) GROW_FN(3) GROW_FN(4) GROW_FN(5) GROW_FN(6) GROW_FN(7) GROW_FN(8) GROW_FN(9)
+GROW_FN(10) GROW_FN(11) GROW_FN(12) GROW_FN(13) GROW_FN(14) GROW_FN(15) GROW_FN(16) GROW_FN(17) GROW_FN(18) GROW_FN(19)
+static void *(*const grow_fn[20])(int, size_t) = {grow_0,  grow_1,  grow_2,  grow_3,  grow_4,  grow_5,  grow_6,
+                                                  grow_7,  grow_8,  grow_9,  grow_10, grow_11, grow_12, grow_13,
+                                                  grow_14, grow_15, grow_16, grow_17, grow_18, grow_19};
+
+static int grow(void) {
+  enum { N = 5000 };
+  static void *p[N];
+  static size_t n[N];
+  for (int i = 0; i < N; i++) {
+    n[i] = 16 + (size_t)i * 37 % 3000;
+    p[i] = grow_fn[i % 20](i / 20 % 60, n[i]);
+    if (p[i] == NULL || malloc_usable_size(p[i]) < n[i]) return fprintf(stderr, "grow: block %d\n", i), 1;
+    memset(p[i], 0x5a, n[i]);
+  }
+  for (int i = 0; i < N; i++)
+    if (malloc_usable_size(p[i]) < n[i]) return fprintf(stderr, "grow: block %d's size\n", i), 1;
+  for (int i = 0; i < N; i++) free(p[i]);
+  for (int i = 0; i < 1200; i++) sink = grow_fn[i % 20](i / 20, 100); /* live at exit */
+  puts("grow: ok");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "grow") == 0) return grow();
   if (argc >= 2 && strcmp(argv[1], "calloc") == 0) return calloc_zero();
   if (argc >= 2 && strcmp(argv[1], "sites") == 0) sites();
   else if (argc >= 5 && strcmp(argv[1], "threads") == 0) return threads(argv[2], argv[3], atoi(argv[4]));

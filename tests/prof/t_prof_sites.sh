@@ -43,6 +43,14 @@ grep -q '^    #0 planted_leak+' <<<"$out" && ok "the planted leak is reported by
 # A freed sampled block's pages may be kept for the next: calloc still zeroes.
 out=$(SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" calloc 2>&1) && ok "calloc of a reused pool slot reads as zero" \
   || fail "calloc from the profiler's pool: $out"
+# Enough records and stacks for both hash tables to double (every block
+# sampled): sizes found, every block freed by its record; then none of
+# the 1200 blocks left live is dropped (the stacks' arena grows past 64 KiB).
+out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" grow 2>&1) \
+  || fail "the profiler's tables growing: $(head -3 <<<"$out")"
+live=$(sed -n 's/.*leak report.* in \([0-9]*\) blocks still allocated.*/\1/p' <<<"$out")
+[ "${live:-0}" -ge 1200 ] && ok "5000 records and 1200 stacks: the tables grow ($live blocks live reported)" \
+  || fail "grow: ${live:-no} blocks live reported, want at least 1200"
 # Profiling off: no report, nothing sampled.
 out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=0 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
 grep -q 'about 0 bytes in 0 blocks' <<<"$out" && ok "SMPALLOC_PROF_SAMPLE=0: nothing sampled" \
