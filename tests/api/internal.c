@@ -57,6 +57,9 @@
  *   - where the kernel's huge page mode is "always" (forced), a sparse
  *     chunk and a block mapped alone are advised for small pages (their
  *     mapping's VmFlags say nh), and where it is not, nothing is.
+ *   - a purge of a granule in a huge page takes the page's clean
+ *     granules along: its clean neighbour, resident since the huge page's
+ *     fault, has no page resident after (where the kernel gives one).
  *   - chunks are carved from reservations (chunk.c, region_take), in
  *     address order, each reservation twice the last (granules taken one
  *     by one come in runs of consecutive addresses: a reservation's rest,
@@ -632,6 +635,59 @@ static unsigned long region_checks(void) {
   return 3;
 }
 
+/* A purge in a huge-page chunk takes the free clean granules of the same
+ * huge page along (chunk.c, huge_neighbours): the fault that made the huge
+ * page made them resident, and the purge of its dirty granule splits it.
+ * In a child (a heap of its own): the first granule of a fresh huge page,
+ * written once; where its clean neighbour is then resident (the kernel gave
+ * a huge page), a purge of the granule alone, aged, must leave no page of
+ * the neighbour resident (without huge_neighbours all 16 stayed). */
+static unsigned long huge_left_checks(void) {
+  size_t hp = os_huge_size(), page = os_page_size();
+  if (options.hugepages == 0 || hp <= SMP_SLAB_SIZE || hp > SMP_CHUNK_SIZE) {
+    printf("note: no huge pages here: the purge of a huge page's clean granules not checked\n");
+    return 0;
+  }
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    unsigned per = (unsigned)(hp / SMP_SLAB_SIZE);
+    slab_t *g = NULL;
+    for (int i = 0; i < 4 * SMP_CHUNK_SLABS && g == NULL; i++) {
+      bool zero;
+      slab_t *t = chunk_take(1, true, &zero);
+      if (t == NULL && (!chunk_grow(1, true) || (t = chunk_take(1, true, &zero)) == NULL)) break;
+      chunk_t *cm = t->chunk;
+      unsigned at = (unsigned)(t - cm->desc);
+      if (cm->huge && zero && at % per == 0 && at + 1 < SMP_CHUNK_SLABS && (cm->free >> (at + 1) & 1) &&
+          !(cm->dirty >> (at + 1) & 1))
+        g = t;
+    }
+    if (g == NULL) {
+      printf("note: no fresh huge page found: the purge of a huge page's clean granules not checked\n");
+      _exit(0);
+    }
+    char *base = (char *)chunk_base(g), *next = base + SMP_SLAB_SIZE;
+    base[0] = 1;
+    size_t before = os_resident(next, SMP_SLAB_SIZE);
+    if (before != SMP_SLAB_SIZE / page) {
+      printf("note: no huge page given (%zu pages of the neighbour resident): not checked\n", before);
+      _exit(0);
+    }
+    chunk_put(g, 1);
+    chunk_purge(0, os_now_ms() + 60000, 1); /* aged: not a trim, which takes every clean granule */
+    size_t after = os_resident(next, SMP_SLAB_SIZE);
+    CHECK(after == 0, "a purge in a huge page left its clean neighbour granule resident: %zu of %zu pages", after,
+          before);
+    fflush(stdout);
+    _exit(failures != 0);
+  }
+  int status = -1;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the check of a huge page's clean granules failed (above), or its child did not run");
+  return 1;
+}
+
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
  * a sparse chunk and a block mapped alone are advised for small pages
  * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
@@ -698,6 +754,7 @@ int main(void) {
   CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
         "the check of the caches' pages or of growing together failed (above), or its child did not run");
   checks += thp_always_checks();
+  checks += huge_left_checks();
   checks += region_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
