@@ -635,6 +635,20 @@ static unsigned long region_checks(void) {
   return 3;
 }
 
+/* Run body in a forked child (a heap of its own; body may _exit(0) to
+ * skip): did it exit 0, its checks passed? */
+static bool in_child(void (*body)(void)) {
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    body();
+    fflush(stdout);
+    _exit(failures != 0);
+  }
+  int status = -1;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* A purge in a huge-page chunk takes the free clean granules of the same
  * huge page along (chunk.c, huge_neighbours): the fault that made the huge
  * page made them resident, and the purge of its dirty granule splits it.
@@ -642,49 +656,44 @@ static unsigned long region_checks(void) {
  * written once; where its clean neighbour is then resident (the kernel gave
  * a huge page), a purge of the granule alone, aged, must leave no page of
  * the neighbour resident (without huge_neighbours all 16 stayed). */
-static unsigned long huge_left_checks(void) {
+static void huge_left_child(void) {
   size_t hp = os_huge_size(), page = os_page_size();
+  unsigned per = (unsigned)(hp / SMP_SLAB_SIZE);
+  slab_t *g = NULL;
+  for (int i = 0; i < 4 * SMP_CHUNK_SLABS && g == NULL; i++) {
+    bool zero;
+    slab_t *t = chunk_take(1, true, &zero);
+    if (t == NULL && (!chunk_grow(1, true) || (t = chunk_take(1, true, &zero)) == NULL)) break;
+    chunk_t *cm = t->chunk;
+    unsigned at = (unsigned)(t - cm->desc);
+    if (cm->huge && zero && at % per == 0 && at + 1 < SMP_CHUNK_SLABS && (cm->free >> (at + 1) & 1) &&
+        !(cm->dirty >> (at + 1) & 1))
+      g = t;
+  }
+  if (g == NULL) {
+    printf("note: no fresh huge page found: the purge of a huge page's clean granules not checked\n");
+    _exit(0);
+  }
+  char *base = (char *)chunk_base(g), *next = base + SMP_SLAB_SIZE;
+  base[0] = 1;
+  size_t before = os_resident(next, SMP_SLAB_SIZE);
+  if (before != SMP_SLAB_SIZE / page) {
+    printf("note: no huge page given (%zu pages of the neighbour resident): not checked\n", before);
+    _exit(0);
+  }
+  chunk_put(g, 1);
+  chunk_purge(0, os_now_ms() + 60000, 1); /* aged: not a trim, which takes every clean granule */
+  size_t after = os_resident(next, SMP_SLAB_SIZE);
+  CHECK(after == 0, "a purge in a huge page left its clean neighbour granule resident: %zu of %zu pages", after,
+        before);
+}
+static unsigned long huge_left_checks(void) {
+  size_t hp = os_huge_size();
   if (options.hugepages == 0 || hp <= SMP_SLAB_SIZE || hp > SMP_CHUNK_SIZE) {
     printf("note: no huge pages here: the purge of a huge page's clean granules not checked\n");
     return 0;
   }
-  fflush(stdout);
-  pid_t child = fork();
-  if (child == 0) {
-    unsigned per = (unsigned)(hp / SMP_SLAB_SIZE);
-    slab_t *g = NULL;
-    for (int i = 0; i < 4 * SMP_CHUNK_SLABS && g == NULL; i++) {
-      bool zero;
-      slab_t *t = chunk_take(1, true, &zero);
-      if (t == NULL && (!chunk_grow(1, true) || (t = chunk_take(1, true, &zero)) == NULL)) break;
-      chunk_t *cm = t->chunk;
-      unsigned at = (unsigned)(t - cm->desc);
-      if (cm->huge && zero && at % per == 0 && at + 1 < SMP_CHUNK_SLABS && (cm->free >> (at + 1) & 1) &&
-          !(cm->dirty >> (at + 1) & 1))
-        g = t;
-    }
-    if (g == NULL) {
-      printf("note: no fresh huge page found: the purge of a huge page's clean granules not checked\n");
-      _exit(0);
-    }
-    char *base = (char *)chunk_base(g), *next = base + SMP_SLAB_SIZE;
-    base[0] = 1;
-    size_t before = os_resident(next, SMP_SLAB_SIZE);
-    if (before != SMP_SLAB_SIZE / page) {
-      printf("note: no huge page given (%zu pages of the neighbour resident): not checked\n", before);
-      _exit(0);
-    }
-    chunk_put(g, 1);
-    chunk_purge(0, os_now_ms() + 60000, 1); /* aged: not a trim, which takes every clean granule */
-    size_t after = os_resident(next, SMP_SLAB_SIZE);
-    CHECK(after == 0, "a purge in a huge page left its clean neighbour granule resident: %zu of %zu pages", after,
-          before);
-    fflush(stdout);
-    _exit(failures != 0);
-  }
-  int status = -1;
-  CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "the check of a huge page's clean granules failed (above), or its child did not run");
+  CHECK(in_child(huge_left_child), "the check of a huge page's clean granules failed (above), or its child did not run");
   return 1;
 }
 
@@ -692,26 +701,20 @@ static unsigned long huge_left_checks(void) {
  * a sparse chunk and a block mapped alone are advised for small pages
  * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
  * no dense chunk in a heap this small. */
+static void thp_always_child(void) {
+  os_huge_always_set(true);
+  void *big = smp_malloc(SMP_EXTENT_MAX + (1u << 20)), *run[80]; /* past the arenas: mapped alone */
+  for (int i = 0; i < 80; i++) run[i] = smp_malloc(60u << 10); /* a granule each: 5 MiB, a new chunk */
+  int big_nh = vma_has(big, "nh"), run_nh = vma_has(run[79], "nh");
+  os_huge_always_set(false);
+  void *plain = smp_malloc(SMP_EXTENT_MAX + (1u << 20));
+  int plain_nh = vma_has(plain, "nh");
+  CHECK(big_nh == 1, "mode always: a block of 33 MiB mapped alone not advised for small pages (%d)", big_nh);
+  CHECK(run_nh == 1, "mode always: a sparse chunk not advised for small pages (%d)", run_nh);
+  CHECK(plain_nh == 0, "mode madvise: a block of 33 MiB advised for small pages, or not found (%d)", plain_nh);
+}
 static unsigned long thp_always_checks(void) {
-  fflush(stdout);
-  pid_t child = fork();
-  if (child == 0) {
-    os_huge_always_set(true);
-    void *big = smp_malloc(SMP_EXTENT_MAX + (1u << 20)), *run[80]; /* past the arenas: mapped alone */
-    for (int i = 0; i < 80; i++) run[i] = smp_malloc(60u << 10); /* a granule each: 5 MiB, a new chunk */
-    int big_nh = vma_has(big, "nh"), run_nh = vma_has(run[79], "nh");
-    os_huge_always_set(false);
-    void *plain = smp_malloc(SMP_EXTENT_MAX + (1u << 20));
-    int plain_nh = vma_has(plain, "nh");
-    CHECK(big_nh == 1, "mode always: a block of 33 MiB mapped alone not advised for small pages (%d)", big_nh);
-    CHECK(run_nh == 1, "mode always: a sparse chunk not advised for small pages (%d)", run_nh);
-    CHECK(plain_nh == 0, "mode madvise: a block of 33 MiB advised for small pages, or not found (%d)", plain_nh);
-    fflush(stdout);
-    _exit(failures != 0);
-  }
-  int status = -1;
-  CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "the checks of the kernel's huge page mode failed (above), or their child did not run");
+  CHECK(in_child(thp_always_child), "the checks of the kernel's huge page mode failed (above), or their child did not run");
   return 4;
 }
 
