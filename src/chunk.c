@@ -435,8 +435,8 @@ static size_t chunk_strip(chunk_t *cm) {
 /* The free, clean granules of a huge-page chunk that share a huge page with
  * the granules of pick: the fault that made that huge page made them
  * resident, and the purge of pick splits it, so they would stay resident,
- * counted clean, until a trim (1 run of 15 of mem_frag kept 5-9 MiB so
- * after its last free).  They go back with pick: often in the same call. */
+ * counted clean, until a trim (mem_frag kept 5-9 MiB after its last free
+ * in about 1 run of 15).  They go back with pick: often in the same call. */
 static uint64_t huge_neighbours(const chunk_t *cm, uint64_t pick) {
   size_t hp = os_huge_size();
   if (!cm->huge || hp <= SMP_SLAB_SIZE || hp > SMP_CHUNK_SIZE) return 0;
@@ -472,11 +472,13 @@ size_t chunk_purge(size_t floor, uint32_t now, uint32_t delay) {
       continue;
     }
     /* Neighbours go back with one system call. */
-    uint64_t x = pick;
+    uint64_t x = dirty;
     unsigned at, len;
+    while ((len = range_next(&x, &at)) != 0)
+      density_note(&chunk_density, (void *)(cm->base + (uintptr_t)at * SMP_SLAB_SIZE), (size_t)len * SMP_SLAB_SIZE);
+    x = pick;
     while ((len = range_next(&x, &at)) != 0) {
       void *range = (void *)(cm->base + (uintptr_t)at * SMP_SLAB_SIZE);
-      if ((dirty >> at) & 1) density_note(&chunk_density, range, (size_t)len * SMP_SLAB_SIZE);
       os_decommit(range, (size_t)len * SMP_SLAB_SIZE);
       returned += (size_t)len * SMP_SLAB_SIZE;
     }
