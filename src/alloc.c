@@ -187,7 +187,9 @@ SMP_NOINLINE static void *large_alloc_retry(size_t n, size_t align, bool *zeroed
   }
   if (!tcache_ready()) init_thread();
   enter();
-  void *p = large_alloc(n, align, zeroed);
+  /* Not for calloc (zeroed asked): a cached run is dirty, fresh ones not. */
+  void *p = zeroed == NULL && align <= SMP_SLAB_SIZE ? large_runs_take(tcache_runs(), n) : NULL;
+  if (p == NULL) p = large_alloc(n, align, zeroed);
   if (p == NULL && purge_reclaim()) p = large_alloc(n, align, zeroed);
   purge_maintain();
   leave_alloc();
@@ -274,7 +276,7 @@ SMP_NOINLINE void free_large(void *p, pagemap_entry_t e, const char *who) {
     return;
   }
   enter();
-  large_free(p, e);
+  if (!large_runs_put(tcache_runs(), e)) large_free(p, e);
   purge_maintain();
   leave();
 }
@@ -400,6 +402,7 @@ static void *realloc_plain(void *p, size_t n) {
   if (n > SMP_SMALL_MAX) {
     if (unlikely(atomic_load_explicit(&prof_large_live, memory_order_relaxed) != 0)) prof_forget(p);
     enter();
+    large_runs_flush(tcache_runs()); /* the runs after p, if it is one, may be in the cache */
     void *q = large_remap(p, e, n, 0, true);
     if (q == NULL && purge_reclaim()) q = large_remap(p, e, n, 0, true);
     leave();

@@ -37,12 +37,14 @@
  *                            a slab of a size class: its owner slot's lock
  *   G_FREE, G_GONE           in the pool; of a chunk unmapped: the pool lock
  *   RUN_USED                 the head of a run handed out: its user
+ *   RUN_CACHED               the head of a run its thread freed into its
+ *                            run cache (large.h): that thread
  *   RUN_TAIL                 a granule inside a run (its head speaks for it)
  * Walks under the pool lock (purge, unmapping chunks, statistics) read it
  * with relaxed atomics; the pool states they act on change only under that
  * lock. */
 enum {
-  G_FRESH = 0, SLAB_CUR, SLAB_PARTIAL, SLAB_FULL, G_FREE, G_GONE, RUN_USED, RUN_TAIL
+  G_FRESH = 0, SLAB_CUR, SLAB_PARTIAL, SLAB_FULL, G_FREE, G_GONE, RUN_USED, RUN_TAIL, RUN_CACHED
 };
 
 typedef struct slab_s slab_t;

@@ -265,6 +265,17 @@
 #define SMP_RUN_MAX (1u << 20)
 #endif
 
+/* A thread keeps the runs it frees for its next requests of the same
+ * lengths (large.h, large_runs_t): up to an eighth of the heap in use over
+ * the threads, at least SMP_RUN_CACHE and at most SMP_RUN_CACHE_MAX
+ * granules a thread. */
+#ifndef SMP_RUN_CACHE
+#define SMP_RUN_CACHE 32u
+#endif
+#ifndef SMP_RUN_CACHE_MAX
+#define SMP_RUN_CACHE_MAX 256u
+#endif
+
 /* A mapped block of more than SMP_LARGE_ALONE bytes gets an aligned region
  * of SMP_LARGE_REGION bytes to itself (when the address space allows), so
  * that unmapping or moving one never touches the page tables above

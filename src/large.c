@@ -103,13 +103,100 @@ static void *large_run_alloc(unsigned k, bool *zeroed) {
   return (void *)chunk_base(run);
 }
 
-static void large_run_free(slab_t *run) {
+/* The run is no longer the user's: the probe, if it is one, is measured
+ * now, and its page-map entry goes. */
+static void large_run_unpublish(slab_t *run) {
   slab_t *me = run;
   if (atomic_load_explicit(&probe_last, memory_order_relaxed) == run &&
       atomic_compare_exchange_strong_explicit(&probe_last, &me, NULL, memory_order_relaxed, memory_order_relaxed))
     large_probe_count(run);
   pagemap_set(chunk_base(run), 0);
+}
+
+static void large_run_free(slab_t *run) {
+  large_run_unpublish(run);
   chunk_put(run, run->cls);
+}
+
+/* ---- the threads' run caches (large.h) ------------------------------------ */
+
+/* Give back the cached run that *at points to (the link to it). */
+static void large_runs_drop(large_runs_t *rc, slab_t **at) {
+  slab_t *run = *at;
+  *at = run->next;
+  rc->granules -= run->cls;
+  run->next = NULL;
+  chunk_put(run, run->cls);
+}
+
+/* The longest length cached (rc not empty). */
+static unsigned large_runs_longest(const large_runs_t *rc) {
+  unsigned k = SMP_RUN_KMAX;
+  while (rc->head[k] == NULL) k--;
+  return k;
+}
+
+/* Could granule descriptor d merge with a run freed next to it: free in
+ * the pool, or a cached run's?  (Read with no lock: a hint.) */
+static bool large_mergeable(const slab_t *d) {
+  unsigned st = chunk_state(d);
+  if (st == RUN_TAIL) st = chunk_state(d->prev);
+  return st == G_FREE || st == RUN_CACHED;
+}
+
+void *large_runs_take(large_runs_t *rc, size_t n) {
+  if (rc == NULL || n > SMP_RUN_MAX) return NULL;
+  size_t size = large_round(n);
+  unsigned k = (unsigned)(size >> SMP_SLAB_SHIFT);
+  slab_t *run = rc->head[k];
+  if (run == NULL) {
+    large_runs_miss(rc, k);
+    return NULL;
+  }
+  rc->head[k] = run->next;
+  rc->granules -= k;
+  run->next = NULL;
+  chunk_set_state(run, RUN_USED);
+  pagemap_set(chunk_base(run), pagemap_run(run));
+  large_count(size, 1);
+  return track_alloc((void *)chunk_base(run), n, false);
+}
+
+void large_runs_miss(large_runs_t *rc, unsigned k) {
+  if (rc == NULL || rc->granules == 0) return;
+  if (k <= large_runs_longest(rc)) {
+    if (rc->granules > rc->limit / 2) large_runs_drop(rc, &rc->head[large_runs_longest(rc)]);
+    return;
+  }
+  for (unsigned j = 1; j < k && j <= SMP_RUN_KMAX; j++)
+    for (slab_t **at = &rc->head[j]; *at != NULL;) {
+      slab_t *run = *at;
+      unsigned i = (unsigned)(run - run->chunk->desc);
+      if ((i > 0 && large_mergeable(run - 1)) || (i + j < SMP_CHUNK_SLABS && large_mergeable(run + j)))
+        large_runs_drop(rc, at);
+      else
+        at = &run->next;
+    }
+}
+
+bool large_runs_put(large_runs_t *rc, pagemap_entry_t e) {
+  if (rc == NULL || pagemap_kind(e) != PAGEMAP_RUN || track_running()) return false;
+  slab_t *run = pagemap_desc(e);
+  unsigned k = run->cls;
+  if (k > rc->limit) return false;
+  while (rc->granules + k > rc->limit) large_runs_drop(rc, &rc->head[large_runs_longest(rc)]);
+  large_count((size_t)k << SMP_SLAB_SHIFT, -1);
+  large_run_unpublish(run);
+  chunk_set_state(run, RUN_CACHED);
+  run->next = rc->head[k];
+  rc->head[k] = run;
+  rc->granules += k;
+  return true;
+}
+
+void large_runs_flush(large_runs_t *rc) {
+  if (rc == NULL) return;
+  while (rc->granules != 0) large_runs_drop(rc, &rc->head[large_runs_longest(rc)]);
 }
 
 /* ---- the cache of freed mappings ---------------------------------------- */

@@ -33,6 +33,34 @@ SMP_HIDDEN void large_free(void *p, pagemap_entry_t e);
 /* Grow or shrink in place (may_move false) or by moving (pages or a copy);
  * NULL if not possible, block unchanged. */
 SMP_HIDDEN void *large_remap(void *p, pagemap_entry_t e, size_t n, size_t align, bool may_move);
+/* A thread's cache of freed runs (tcache.c owns it, in the thread's cache;
+ * only its thread, inside a slow path, or an emptier holding that cache's
+ * steal lock, touches it): runs of up to `limit` granules in all,
+ * by length, newest first, linked through their head descriptors' next.
+ * A run freed and asked for again by the same thread (a buffer, a growing
+ * array's old copy) costs no lock and no walk of the pool; it keeps its
+ * pages (as the pool's recent runs do, chunk.c) and its page-map entry is
+ * cleared meanwhile, so a free of it is caught as a free of a block not
+ * handed out. */
+typedef struct large_runs_s {
+  struct slab_s *head[SMP_RUN_KMAX + 1];
+  unsigned granules; /* cached, in all */
+  unsigned limit;    /* the most it may hold (its owner sets it) */
+} large_runs_t;
+/* A run of n bytes from rc (exactly its length), or NULL. */
+SMP_HIDDEN void *large_runs_take(large_runs_t *rc, size_t n);
+/* Keep the freed large block of entry e (checked by the caller) in rc if
+ * it is a run that fits (the longest cached runs give room first); false
+ * if it was not kept. */
+SMP_HIDDEN bool large_runs_put(large_runs_t *rc, pagemap_entry_t e);
+/* The thread asks for a run of k granules that its cache cannot give:
+ * longer than every run it holds, they all go back to the pool (where
+ * freed neighbours merge into room for it); else, with more than half the
+ * limit cached, the longest goes (a cache that does not hold what its
+ * thread uses empties). */
+SMP_HIDDEN void large_runs_miss(large_runs_t *rc, unsigned k);
+/* Give every run of rc back to the pool. */
+SMP_HIDDEN void large_runs_flush(large_runs_t *rc);
 /* The length of the large block described by e. */
 SMP_HIDDEN size_t large_size(pagemap_entry_t e) __attribute__((pure));
 /* Unmap cached freed mappings: those at least delay ms old, or all.

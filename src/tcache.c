@@ -262,7 +262,23 @@ static void flush_but(tcache_t *tc, unsigned keep) {
     give(b->base, n, "free");
   }
 }
-static void flush(tcache_t *tc) { flush_but(tc, SMP_NCLASS); }
+static void flush(tcache_t *tc) {
+  flush_but(tc, SMP_NCLASS);
+  large_runs_flush(&tc->remote->runs);
+}
+
+large_runs_t *tcache_runs(void) {
+  tcache_t *tc = tcache_tls.self;
+  if (tc == &tcache_none || tc == &tcache_gone) return NULL;
+  /* An eighth of the heap in use, shared by the threads (as the pool's
+   * dirty granules that may wait, purge.h): within SMP_RUN_CACHE and
+   * SMP_RUN_CACHE_MAX granules a thread. */
+  large_runs_t *rc = &tc->remote->runs;
+  unsigned t = tcache_threads();
+  size_t share = chunk_active() / 8 / (t != 0 ? t : 1);
+  rc->limit = share < SMP_RUN_CACHE ? SMP_RUN_CACHE : share > SMP_RUN_CACHE_MAX ? SMP_RUN_CACHE_MAX : (unsigned)share;
+  return rc;
+}
 
 void tcache_flush(void) {
   if (tcache_tls.self != &tcache_none && tcache_tls.self != &tcache_gone) flush(tcache_tls.self);

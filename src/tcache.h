@@ -51,6 +51,7 @@
 #ifndef SMP_TCACHE_H
 #define SMP_TCACHE_H
 
+#include "large.h"
 #include "lock.h"
 #include "sizeclass.h"
 #include "track.h"
@@ -70,11 +71,13 @@ typedef struct {
 } tcache_bin_t;
 
 /* Blocks of other slots' slabs on their way home, with each one's slot
- * and class. */
+ * and class; and the runs the thread freed (large.h), touched only by a
+ * thread that frees runs. */
 typedef struct tcache_remote_s {
   void *v[SMP_REMOTE_BATCH];
   uint8_t slot[SMP_REMOTE_BATCH];
   uint8_t cls[SMP_REMOTE_BATCH];
+  large_runs_t runs;
 } tcache_remote_t;
 
 typedef struct tcache_s {
@@ -220,6 +223,9 @@ SMP_HIDDEN bool tcache_free_slow(void *p, unsigned c, unsigned owner, const char
 /* Give the calling thread's blocks back and its bins the limits the
  * options now give (checked mode switched on at start-up: none). */
 SMP_HIDDEN void tcache_refresh(void);
+/* The calling thread's run cache (inside a slow path: tcache_enter); NULL
+ * for a thread with no cache. */
+SMP_HIDDEN large_runs_t *tcache_runs(void);
 /* Give every block of the calling thread's cache back. */
 SMP_HIDDEN void tcache_flush(void);
 /* The calling thread owns tc (its cache, whose thread exit runs

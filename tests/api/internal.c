@@ -697,6 +697,55 @@ static unsigned long huge_left_checks(void) {
   return 1;
 }
 
+/* The threads' run caches (large.h).  Through free and malloc: a freed
+ * run stays out of the pool (its head still a run's, its page-map entry
+ * gone, so a second free is caught) and the thread's next request of its
+ * length takes it back; smp_collect (malloc_trim) gives it to the pool.  Then one cache
+ * directly: its limit (the longest runs give room), a miss with more than
+ * half the limit cached (the longest goes), a miss longer than every
+ * cached run (those next to free room go) and a flush (all go). */
+static unsigned long run_cache_checks(void) {
+  size_t g = SMP_SLAB_SIZE;
+  char *p = smp_malloc(3 * g - 100);
+  slab_t *run = pagemap_desc(pagemap_get(p));
+  smp_free(p);
+  CHECK(chunk_state(run) == RUN_CACHED && pagemap_get(p) == 0,
+        "a freed run of 3 granules went to the pool (state %u), or kept its page-map entry", chunk_state(run));
+  char *q = smp_malloc(3 * g - 200);
+  CHECK(q == p, "the thread's next run of 3 granules is %p, not the one it freed (%p)", (void *)q, (void *)p);
+  smp_free(q);
+  smp_collect();
+  CHECK(chunk_state(run) != RUN_CACHED, "smp_collect left a cached run out of the pool");
+
+  large_runs_t rc = {.limit = 8};
+  char *a = smp_malloc(3 * g), *b = smp_malloc(2 * g), *c = smp_malloc(4 * g), *big = smp_malloc(9 * g);
+  slab_t *ra = pagemap_desc(pagemap_get(a)), *rb = pagemap_desc(pagemap_get(b)), *rcd = pagemap_desc(pagemap_get(c));
+  bool put = large_runs_put(&rc, pagemap_get(a)) && large_runs_put(&rc, pagemap_get(b));
+  CHECK(put && rc.granules == 5, "two runs of 3 and 2 granules: kept %d, %u granules cached", put, rc.granules);
+  put = large_runs_put(&rc, pagemap_get(c)); /* 9 > 8: the 3 go */
+  CHECK(put && rc.granules == 6 && chunk_state(ra) == G_FREE && chunk_state(rb) == RUN_CACHED,
+        "past the limit: %u granules cached, the longest run's state %u", rc.granules, chunk_state(ra));
+  CHECK(!large_runs_put(&rc, pagemap_get(big)) && pagemap_get(big) != 0, "a run longer than the limit was kept");
+  char *b2 = large_runs_take(&rc, 2 * g - 1);
+  CHECK(b2 == b && pagemap_get(b) != 0 && rc.granules == 4, "take: %p (freed %p), %u granules left", (void *)b2,
+        (void *)b, rc.granules);
+  CHECK(large_runs_take(&rc, 3 * g) == NULL && rc.granules == 4 && chunk_state(rcd) == RUN_CACHED,
+        "a miss at half the limit gave a run back (%u granules left)", rc.granules);
+  large_runs_put(&rc, pagemap_get(b));
+  CHECK(large_runs_take(&rc, 3 * g) == NULL && rc.granules == 2 && chunk_state(rcd) == G_FREE,
+        "a miss past half the limit: %u granules left, the longest run's state %u", rc.granules, chunk_state(rcd));
+  CHECK(large_runs_take(&rc, 5 * g) == NULL && rc.granules == 0 && chunk_state(rb) == G_FREE,
+        "a miss longer than every cached run left %u granules (the run after a free one)", rc.granules);
+  c = smp_malloc(4 * g);
+  rcd = pagemap_desc(pagemap_get(c));
+  large_runs_put(&rc, pagemap_get(c));
+  large_runs_flush(&rc);
+  CHECK(rc.granules == 0 && chunk_state(rcd) == G_FREE, "a flush left %u granules", rc.granules);
+  smp_free(big);
+  smp_collect(); /* the checks after these want no run cached */
+  return 12;
+}
+
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
  * a sparse chunk and a block mapped alone are advised for small pages
  * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
@@ -758,6 +807,7 @@ int main(void) {
         "the check of the caches' pages or of growing together failed (above), or its child did not run");
   checks += thp_always_checks();
   checks += huge_left_checks();
+  checks += run_cache_checks();
   checks += region_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
