@@ -239,8 +239,7 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   return g;
 }
 
-void chunk_put(slab_t *g, unsigned k) {
-  uint32_t now = os_now_ms();
+void chunk_put(slab_t *g, unsigned k, uint32_t now) {
   chunk_t *cm = g->chunk;
   unsigned i = (unsigned)(g - cm->desc);
   lock_take(&pool_lock);

@@ -84,7 +84,8 @@ struct slab_s {
   uint32_t used;      /* blocks handed out */
   uint32_t high_off;  /* past the last block ever handed out (a multiple
                          of the size) */
-  uint32_t stamp;     /* ms clock when it entered the pool */
+  uint32_t stamp;     /* ms clock when it was freed (in the pool; a run's
+                         head in a thread's run cache, large.h) */
   slab_t *next, *prev; /* a slot's partial list; a run tail's prev: its head */
   uint64_t word;
 };
@@ -153,9 +154,10 @@ SMP_HIDDEN bool chunk_grow(unsigned k, bool dense);
  * lock may be held. */
 SMP_HIDDEN size_t chunk_unreserve(void);
 /* k granules from chunk_take come back (the caller cleared their page-map
- * entry): dirty, into the pool; a run merges with the free dirty runs
- * next to it. */
-SMP_HIDDEN void chunk_put(slab_t *g, unsigned k);
+ * entry): dirty, into the pool, aged from since (the ms clock when they
+ * were freed: os_now_ms(), or earlier for a run a thread cache kept); a
+ * run merges with the free dirty runs next to it. */
+SMP_HIDDEN void chunk_put(slab_t *g, unsigned k, uint32_t since);
 /* Grow the run of k granules at g (from chunk_take, in use) to want
  * granules in place, with the free granules right after it; false (the run
  * unchanged) when they are not all free. */

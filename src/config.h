@@ -270,7 +270,7 @@
  * the threads, at least SMP_RUN_CACHE and at most SMP_RUN_CACHE_MAX
  * granules a thread. */
 #ifndef SMP_RUN_CACHE
-#define SMP_RUN_CACHE 32u
+#define SMP_RUN_CACHE 16u
 #endif
 #ifndef SMP_RUN_CACHE_MAX
 #define SMP_RUN_CACHE_MAX 256u

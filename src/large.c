@@ -115,7 +115,7 @@ static void large_run_unpublish(slab_t *run) {
 
 static void large_run_free(slab_t *run) {
   large_run_unpublish(run);
-  chunk_put(run, run->cls);
+  chunk_put(run, run->cls, os_now_ms());
 }
 
 /* ---- the threads' run caches (large.h) ------------------------------------ */
@@ -126,7 +126,7 @@ static void large_runs_drop(large_runs_t *rc, slab_t **at) {
   *at = run->next;
   rc->granules -= run->cls;
   run->next = NULL;
-  chunk_put(run, run->cls);
+  chunk_put(run, run->cls, run->stamp); /* aged from its free */
 }
 
 /* The longest length cached (rc not empty). */
@@ -188,6 +188,7 @@ bool large_runs_put(large_runs_t *rc, pagemap_entry_t e) {
   large_count((size_t)k << SMP_SLAB_SHIFT, -1);
   large_run_unpublish(run);
   chunk_set_state(run, RUN_CACHED);
+  run->stamp = os_now_ms();
   run->next = rc->head[k];
   rc->head[k] = run;
   rc->granules += k;

@@ -148,7 +148,7 @@ void slab_retire(slab_t *sl, bool checked) {
     for (uint32_t off = 0; off < high; off += size) slab_verify((void *)(chunk_base(sl) + off), size);
   }
   pagemap_set(chunk_base(sl), 0); /* from now on a free() into it is an invalid pointer */
-  chunk_put(sl, 1);
+  chunk_put(sl, 1, os_now_ms());
 }
 
 /* ---- how a class is written ------------------------------------------------ */

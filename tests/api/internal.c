@@ -681,7 +681,7 @@ static void huge_left_child(void) {
     printf("note: no huge page given (%zu pages of the neighbour resident): not checked\n", before);
     _exit(0);
   }
-  chunk_put(g, 1);
+  chunk_put(g, 1, os_now_ms());
   chunk_purge(0, os_now_ms() + 60000, 1); /* aged: not a trim, which takes every clean granule */
   size_t after = os_resident(next, SMP_SLAB_SIZE);
   CHECK(after == 0, "a purge in a huge page left its clean neighbour granule resident: %zu of %zu pages", after,
@@ -734,8 +734,11 @@ static unsigned long run_cache_checks(void) {
   large_runs_put(&rc, pagemap_get(b));
   CHECK(large_runs_take(&rc, 3 * g) == NULL && rc.granules == 2 && chunk_state(rcd) == G_FREE,
         "a miss past half the limit: %u granules left, the longest run's state %u", rc.granules, chunk_state(rcd));
-  CHECK(large_runs_take(&rc, 5 * g) == NULL && rc.granules == 0 && chunk_state(rb) == G_FREE,
-        "a miss longer than every cached run left %u granules (the run after a free one)", rc.granules);
+  rb->stamp = 12345; /* as if freed then: it goes to the pool aged from its free */
+  CHECK(large_runs_take(&rc, 5 * g) == NULL && rc.granules == 0 && chunk_state(rb) == G_FREE &&
+            rb[0].stamp == 12345 && rb[1].stamp == 12345,
+        "a miss longer than every cached run left %u granules (the run after a free one), or gave it back "
+        "stamped %u, not aged from its free", rc.granules, rb->stamp);
   c = smp_malloc(4 * g);
   rcd = pagemap_desc(pagemap_get(c));
   large_runs_put(&rc, pagemap_get(c));
