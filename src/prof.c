@@ -139,7 +139,10 @@ void prof_init(void) {
   atomic_store_explicit(&ready, true, memory_order_release);
 }
 
-void prof_allow_stacks(void) { atomic_store_explicit(&stacks_ok, true, memory_order_release); }
+void prof_allow_stacks(void) {
+  unwind_init();
+  atomic_store_explicit(&stacks_ok, true, memory_order_release);
+}
 
 static void restart(void) {
   int64_t left = INT64_MAX;
