@@ -36,7 +36,8 @@ _Static_assert(sizeof(_Unwind_Reason_Code) == sizeof(int), "the unwinder's reaso
  * STACK_TOP_NEAR bytes of the top, so that every word read lies in the
  * thread's own stack block (x86-64: the call instructions' encodings).
  * Off where libc is not a module of its own (a -static program) or
- * _dl_find_object is missing (glibc < 2.35).
+ * _dl_find_object is missing (glibc < 2.35); no stop where this library
+ * is linked into the program (its frames are then taken for ours).
  */
 #if defined(__x86_64__) && defined(DLFO_STRUCT_HAS_EH_DBASE)
 #define STACK_TOP_NEAR 8192u
