@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unwind.h>
 
-#include "pagemap.h"
 #include "stack.h"
 
 _Static_assert(sizeof(_Unwind_Reason_Code) == sizeof(int), "the unwinder's reason codes are ints");
@@ -34,7 +33,10 @@ _Static_assert(sizeof(_Unwind_Reason_Code) == sizeof(int), "the unwinder's reaso
  * instruction.  Words that may be one but are not keep the walk going:
  * never a wrong stop, at worst a whole walk as before.  Only within
  * STACK_TOP_NEAR bytes of the top, so that every word read lies in the
- * thread's own stack block (x86-64: the call instructions' encodings).
+ * thread's own stack block (a frame that close below the main thread's
+ * thread pointer, which is no stack, would have to be on an alternate
+ * signal stack mapped right under its TLS, with a hole between them for
+ * the read to fault).  x86-64 only: the call instructions' encodings.
  * Off where libc is not a module of its own (a -static program) or
  * _dl_find_object is missing (glibc < 2.35); no stop where this library
  * is linked into the program (its frames are then taken for ours).
@@ -136,14 +138,14 @@ __attribute__((no_sanitize("address"))) static bool outermost(unwind_walk_t *w, 
   else return false;
   if (w->top != top) {
     /* Small values, addresses in the stack itself (and above the main
-     * thread's: its arguments and environment; the vdso at most), in the
-     * heap (the page map's) and non-canonical ones (canaries) are no
-     * return addresses: not looked up. */
+     * thread's: its arguments and environment; the vdso at most) and
+     * non-canonical ones (canaries) are no return addresses: not looked
+     * up. */
     uintptr_t p = top, lo = cfa - 4096, hi = top == end ? end + ((uintptr_t)1 << 20) : top;
     module_t m = {0};
     for (; p - 8 >= cfa; p -= 8) {
       uintptr_t v = *(const uintptr_t *)(p - 8);
-      if (v < 4096 || v >> 56 || v - lo < hi - lo || pagemap_get((const void *)v) != 0) continue;
+      if (v < 4096 || v >> 56 || v - lo < hi - lo) continue;
       if (maybe_return(v, &m)) break;
     }
     w->top = top;
