@@ -209,8 +209,16 @@ static bool region_make(void) {
   return r != NULL;
 }
 
+/* The region, or NULL before it is made: read through region_state
+ * (acquire), which region_make stores after it (release), wherever
+ * prof_fired may be making it in another thread. */
+static prof_region_t *region_made(void) {
+  return atomic_load_explicit(&region_state, memory_order_acquire) == 2 ? region : NULL;
+}
+
 static bool in_pool(const void *p) {
-  return region != NULL && (uintptr_t)p - (uintptr_t)region->pool < sizeof region->pool;
+  prof_region_t *r = region_made();
+  return r != NULL && (uintptr_t)p - (uintptr_t)r->pool < sizeof r->pool;
 }
 
 static uint32_t rec_hash(uintptr_t at) { return (uint32_t)((at >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (rec_nb - 1); }
@@ -439,7 +447,7 @@ void prof_keep(void *p, size_t n, const prof_ticket_t *t) {
 }
 
 void prof_forget(void *p) {
-  if (region == NULL || me.busy) return;
+  if (region_made() == NULL || me.busy) return;
   size_t size;
   me.busy = true;
   lock_take(&prof_lock);
@@ -459,7 +467,7 @@ bool prof_free(void *p, uintptr_t cfa) {
   me.busy = true;
   size_t size = 0;
   lock_take(&prof_lock);
-  bool had = region != NULL && rec_remove(p, &size);
+  bool had = region_made() != NULL && rec_remove(p, &size);
   lock_drop(&prof_lock);
   if (guarded) {
     uintptr_t pc[UNWIND_MAX / 2];
@@ -504,7 +512,7 @@ size_t prof_size(const void *p) {
 /* ---- for prof_out.c ------------------------------------------------------ */
 
 void prof_each(void (*fn)(const prof_site_t *, void *), void *arg, bool peak) {
-  if (region == NULL) return;
+  if (region_made() == NULL) return;
   me.busy = true;
   lock_take(&prof_lock);
   for (size_t off = 64; off < arena_used;) {
