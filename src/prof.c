@@ -7,7 +7,9 @@
  * commit charge) but for what is made writable, each section a step ahead
  * of its use (sec_grow, outside the lock): mlockall faults in only that
  * (t_mem_mlock), not the whole 300 MiB.  Its sections:
- *   head      the buckets and pool_free (writable from the start)
+ *   head      the free slots' bitmap and the two hash tables' chains,
+ *             interleaved (writable from the start): a process that takes
+ *             a few samples writes its first page only
  *   records   a live sample each, found by address (rec_bucket chains);
  *             dense, reused last-freed first, so they touch few pages
  *   stacks    an arena of deduplicated stacks (stack_bucket chains by
@@ -16,8 +18,9 @@
  *             block at the start of one (its pages given back at free,
  *             but for the last POOL_KEEP slots freed: pool_kept)
  * Invariants, under prof_lock: sum over records of weight = sum over
- * stacks of live_n; a pool slot is free (on pool_free or pool_kept, or past pool_next)
- * or holds the block of exactly one record.
+ * stacks of live_n; a pool slot is free (its bit set in pool_free, or on
+ * pool_kept, or past pool_next) or holds the block of exactly one record;
+ * a slot whose bit is set has no page written.
  */
 #include <string.h>
 
@@ -35,10 +38,13 @@
 #define SLOT SMP_SMALL_MAX
 #define POOL_SLOTS 8192u
 #define REC_MAX (1u << 18)
-/* Each hash table starts at BUCKETS_MIN chains (a page of the head for the
- * two) and doubles while it holds more than 2 entries a chain on average,
- * up to BUCKETS_MAX: a process that takes a few samples touches one page. */
-#define BUCKETS_MIN 512u
+/* Each hash table starts at BUCKETS_MIN chains and doubles while it holds
+ * more than 2 entries a chain on average, up to BUCKETS_MAX.  The two
+ * tables' chain i lie side by side (chain[i].rec, chain[i].stack), after
+ * the 1 KiB bitmap of free slots: a process that takes a few samples
+ * writes one page of the head (256 chains each: 3 KiB), not three (two
+ * arrays of chains and a list of free slots, a page each). */
+#define BUCKETS_MIN 256u
 #define BUCKETS_MAX 65536u
 #define ARENA_BYTES ((size_t)32 << 20)
 
@@ -58,7 +64,10 @@ typedef struct {
 
 #define SEC_ALIGN 65536 /* sections start on a page (at most 64 KiB: init.c) */
 typedef struct {
-  uint32_t rec_bucket[BUCKETS_MAX], stack_bucket[BUCKETS_MAX], pool_free[POOL_SLOTS];
+  uint64_t pool_free[POOL_SLOTS / 64]; /* bit i: slot i free, its pages given back */
+  struct {
+    uint32_t rec, stack; /* the first record / stack of each table's chain i */
+  } chain[BUCKETS_MAX];
   _Alignas(SEC_ALIGN) prof_rec_t rec[REC_MAX];
   _Alignas(SEC_ALIGN) char arena[ARENA_BYTES];
   _Alignas(SEC_ALIGN) char pool[(size_t)POOL_SLOTS * SLOT];
@@ -130,7 +139,10 @@ void prof_init(void) {
   atomic_store_explicit(&ready, true, memory_order_release);
 }
 
-void prof_allow_stacks(void) { atomic_store_explicit(&stacks_ok, true, memory_order_release); }
+void prof_allow_stacks(void) {
+  unwind_init();
+  atomic_store_explicit(&stacks_ok, true, memory_order_release);
+}
 
 static void restart(void) {
   int64_t left = INT64_MAX;
@@ -197,8 +209,16 @@ static bool region_make(void) {
   return r != NULL;
 }
 
+/* The region, or NULL before it is made: read through region_state
+ * (acquire), which region_make stores after it (release), wherever
+ * prof_fired may be making it in another thread. */
+static prof_region_t *region_made(void) {
+  return atomic_load_explicit(&region_state, memory_order_acquire) == 2 ? region : NULL;
+}
+
 static bool in_pool(const void *p) {
-  return region != NULL && (uintptr_t)p - (uintptr_t)region->pool < sizeof region->pool;
+  prof_region_t *r = region_made();
+  return r != NULL && (uintptr_t)p - (uintptr_t)r->pool < sizeof r->pool;
 }
 
 static uint32_t rec_hash(uintptr_t at) { return (uint32_t)((at >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (rec_nb - 1); }
@@ -209,10 +229,10 @@ static prof_stack_t *stack_at(uint32_t id) { return (prof_stack_t *)(region->are
  * order).  prof_lock held. */
 static void stack_rehash(void) {
   stack_nb *= 2;
-  memset(region->stack_bucket, 0, stack_nb * sizeof(uint32_t));
+  for (uint32_t i = 0; i < stack_nb; i++) region->chain[i].stack = 0;
   for (size_t off = 64; off < arena_used;) {
     prof_stack_t *s = (prof_stack_t *)(region->arena + off);
-    uint32_t *b = &region->stack_bucket[s->hash & (stack_nb - 1)];
+    uint32_t *b = &region->chain[s->hash & (stack_nb - 1)].stack;
     s->next = *b;
     *b = (uint32_t)(off / 8);
     off += sizeof *s + s->depth * sizeof(uintptr_t);
@@ -224,12 +244,12 @@ static void stack_rehash(void) {
 static void rec_rehash(void) {
   uint32_t old = rec_nb;
   rec_nb *= 2;
-  memset(region->rec_bucket + old, 0, old * sizeof(uint32_t));
+  for (uint32_t i = old; i < rec_nb; i++) region->chain[i].rec = 0;
   for (uint32_t i = 0; i < old; i++) {
-    uint32_t r = region->rec_bucket[i];
-    region->rec_bucket[i] = 0;
+    uint32_t r = region->chain[i].rec;
+    region->chain[i].rec = 0;
     while (r != 0) {
-      uint32_t next = region->rec[r].next, *b = &region->rec_bucket[rec_hash(region->rec[r].at)];
+      uint32_t next = region->rec[r].next, *b = &region->chain[rec_hash(region->rec[r].at)].rec;
       region->rec[r].next = *b;
       *b = r;
       r = next;
@@ -242,7 +262,7 @@ static void rec_rehash(void) {
 static uint32_t stack_intern(const uintptr_t *pc, unsigned depth) {
   uint64_t h = 0xcbf29ce484222325ull ^ depth;
   for (unsigned i = 0; i < depth; i++) h = (h ^ pc[i]) * 0x100000001b3ull;
-  uint32_t *b = &region->stack_bucket[h & (stack_nb - 1)];
+  uint32_t *b = &region->chain[h & (stack_nb - 1)].stack;
   for (uint32_t id = *b; id != 0; id = stack_at(id)->next) {
     prof_stack_t *s = stack_at(id);
     if (s->hash == h && s->depth == depth && memcmp(s->pc, pc, depth * sizeof *pc) == 0) return id;
@@ -292,7 +312,7 @@ static bool rec_add(void *p, size_t n, double w, uint32_t stack) {
   else if ((rec_next + 1) * sizeof(prof_rec_t) <= sec_room(SEC_REC)) r = rec_next++;
   else return false;
   prof_rec_t *rec = &region->rec[r];
-  uint32_t *b = &region->rec_bucket[rec_hash((uintptr_t)p)];
+  uint32_t *b = &region->chain[rec_hash((uintptr_t)p)].rec;
   *rec = (prof_rec_t){.at = (uintptr_t)p, .size = n, .weight = w, .stack = stack, .next = *b};
   *b = r;
   stack_count(stack, n, w, 1);
@@ -303,7 +323,7 @@ static bool rec_add(void *p, size_t n, double w, uint32_t stack) {
 /* Take p's record off (its size into *size); false if it has none.
  * prof_lock held. */
 static bool rec_remove(const void *p, size_t *size) {
-  for (uint32_t *link = &region->rec_bucket[rec_hash((uintptr_t)p)]; *link != 0;
+  for (uint32_t *link = &region->chain[rec_hash((uintptr_t)p)].rec; *link != 0;
        link = &region->rec[*link].next) {
     prof_rec_t *rec = &region->rec[*link];
     if (rec->at != (uintptr_t)p) continue;
@@ -319,13 +339,24 @@ static bool rec_remove(const void *p, size_t *size) {
   return false;
 }
 
+/* The lowest free slot of the bitmap, taken off it (lowest first: the
+ * slots in use stay dense).  pool_nfree > 0, prof_lock held. */
+static uint32_t pool_free_take(void) {
+  uint32_t w = 0;
+  while (region->pool_free[w] == 0) w++;
+  uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(region->pool_free[w]);
+  region->pool_free[w] &= region->pool_free[w] - 1;
+  pool_nfree--;
+  return i;
+}
+
 /* A free slot: a kept one (its pages still written: *fresh false), else
  * a clean one.  prof_lock held. */
 static void *pool_take(bool *fresh) {
   uint32_t i;
   *fresh = pool_nkept == 0;
   if (pool_nkept > 0) i = pool_kept[--pool_nkept];
-  else if (pool_nfree > 0) i = region->pool_free[--pool_nfree];
+  else if (pool_nfree > 0) i = pool_free_take();
   else if ((pool_next + 1) * (size_t)SLOT <= sec_room(SEC_POOL)) i = pool_next++;
   else return NULL;
   return region->pool + (size_t)i * SLOT;
@@ -333,7 +364,7 @@ static void *pool_take(bool *fresh) {
 
 /* Slot i back on its list (fresh: its pages given back).  prof_lock held. */
 static void pool_put(uint32_t i, bool fresh) {
-  if (fresh) region->pool_free[pool_nfree++] = i;
+  if (fresh) region->pool_free[i / 64] |= (uint64_t)1 << (i % 64), pool_nfree++;
   else pool_kept[pool_nkept++] = i;
 }
 static uint32_t pool_index(const void *p) { return (uint32_t)(((const char *)p - region->pool) / SLOT); }
@@ -416,7 +447,7 @@ void prof_keep(void *p, size_t n, const prof_ticket_t *t) {
 }
 
 void prof_forget(void *p) {
-  if (region == NULL || me.busy) return;
+  if (region_made() == NULL || me.busy) return;
   size_t size;
   me.busy = true;
   lock_take(&prof_lock);
@@ -436,7 +467,7 @@ bool prof_free(void *p, uintptr_t cfa) {
   me.busy = true;
   size_t size = 0;
   lock_take(&prof_lock);
-  bool had = region != NULL && rec_remove(p, &size);
+  bool had = region_made() != NULL && rec_remove(p, &size);
   lock_drop(&prof_lock);
   if (guarded) {
     uintptr_t pc[UNWIND_MAX / 2];
@@ -471,7 +502,7 @@ size_t prof_size(const void *p) {
   size_t size = 0;
   me.busy = true;
   lock_take(&prof_lock);
-  for (uint32_t r = region->rec_bucket[rec_hash((uintptr_t)p)]; r != 0; r = region->rec[r].next)
+  for (uint32_t r = region->chain[rec_hash((uintptr_t)p)].rec; r != 0; r = region->rec[r].next)
     if (region->rec[r].at == (uintptr_t)p) size = pool_usable(region->rec[r].size);
   lock_drop(&prof_lock);
   me.busy = false;
@@ -481,7 +512,7 @@ size_t prof_size(const void *p) {
 /* ---- for prof_out.c ------------------------------------------------------ */
 
 void prof_each(void (*fn)(const prof_site_t *, void *), void *arg, bool peak) {
-  if (region == NULL) return;
+  if (region_made() == NULL) return;
   me.busy = true;
   lock_take(&prof_lock);
   for (size_t off = 64; off < arena_used;) {

@@ -16,7 +16,11 @@
  *            depths), so that the records' and the stacks' hash tables
  *            double: every block's usable size is checked, then every
  *            block freed (a record lost would abort), then one block of
- *            each stack left live at exit (t_prof_sites) */
+ *            each stack left live at exit (t_prof_sites)
+ *   bottom   leaks from a qsort comparator called by main, from a
+ *            thread's start routine, and from a signal handler that
+ *            interrupted one: the walk stops at the outermost program
+ *            frame, never inside (t_prof_sites) */
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -150,11 +154,43 @@ static int grow(void) {
   return 0;
 }
 
+SITE int leak_in_compare(const void *a, const void *b) {
+  sink = malloc(3000);
+  return *(const int *)a - *(const int *)b;
+}
+SITE void *leak_in_thread(void *arg) {
+  for (int i = 0; i < 100; i++) sink = malloc(3000);
+  return arg;
+}
+static volatile sig_atomic_t spun, caught;
+SITE void leak_in_handler(int sig) {
+  (void)sig;
+  for (int i = 0; i < 200; i++) sink = malloc(3000);
+  caught = 1;
+}
+SITE void *spin_thread(void *arg) {
+  while (!caught) spun = 1; /* the signal interrupts this frame, the thread's outermost */
+  return arg;
+}
+SITE int bottom(void) {
+  int v[64];
+  for (int i = 0; i < 64; i++) v[i] = (i * 37) % 64;
+  qsort(v, 64, sizeof *v, leak_in_compare);
+  pthread_t t;
+  if (pthread_create(&t, NULL, leak_in_thread, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
+  signal(SIGUSR2, leak_in_handler);
+  if (pthread_create(&t, NULL, spin_thread, NULL) != 0) return 1;
+  while (!spun) {}
+  pthread_kill(t, SIGUSR2);
+  return pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "bottom") == 0) return bottom();
   if (argc >= 2 && strcmp(argv[1], "grow") == 0) return grow();
   if (argc >= 2 && strcmp(argv[1], "calloc") == 0) return calloc_zero();
   if (argc >= 2 && strcmp(argv[1], "sites") == 0) sites();
   else if (argc >= 5 && strcmp(argv[1], "threads") == 0) return threads(argv[2], argv[3], atoi(argv[4]));
-  else { fprintf(stderr, "usage: prof_sites sites | calloc | threads OWN_DUMP DUMP_PREFIX SIGNO\n"); return 2; }
+  else { fprintf(stderr, "usage: prof_sites sites | calloc | grow | bottom | threads OWN_DUMP DUMP_PREFIX SIGNO\n"); return 2; }
   return 0;
 }

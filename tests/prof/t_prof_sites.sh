@@ -5,7 +5,8 @@
 # blocks.  The leak report at exit (SMPALLOC_PROF_LEAKS) must name the
 # three sites with their shares within 5 points at a 2 MiB rate, and
 # exactly (to 0.1 point) with every byte sampled (SMPALLOC_PROF_SAMPLE=1),
-# and name planted_leak; in a -static program too (both rates).  google-pprof --text on
+# and name planted_leak; in a -static program too (both rates).  Stacks
+# end at the program's outermost frame, not inside it (bottom).  google-pprof --text on
 # the written profile lists site_a on top.
 . "$(dirname "$0")/../lib.sh" || exit 2
 own_env
@@ -51,6 +52,30 @@ out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" grow
 live=$(sed -n 's/.*leak report.* in \([0-9]*\) blocks still allocated.*/\1/p' <<<"$out")
 [ "${live:-0}" -ge 1200 ] && ok "5000 records and 1200 stacks: the tables grow ($live blocks live reported)" \
   || fail "grow: ${live:-no} blocks live reported, want at least 1200"
+# The walk ends at the program's outermost frame (x86-64, glibc 2.35 on:
+# src/stack.c): a thread's start routine that allocates is its stack's only
+# frame (no start_thread, clone3 below it); a qsort comparator's stack goes
+# on through qsort to bottom, the program's frame that called it, and a
+# signal handler's through the signal frame to the frame it interrupted.
+out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=1 LD_PRELOAD="$LIB" "$BIN" bottom 2>&1 >/dev/null)
+stacks=$(awk '/allocated at:$/ { if (s != "") print s; s = "" } /^    #[0-9]+ / { s = s " " $2 } END { print s }' <<<"$out")
+if grep -q ' leak_in_compare+[0-9a-fx]* .*qsort.* bottom+' <<<"$stacks"; then
+  ok "a qsort comparator's stack: through qsort to the program's frame below it"
+else
+  fail "the comparator's stacks lost the program's frame below qsort: $(grep leak_in_compare <<<"$stacks" | head -2)"
+fi
+if [ "$(uname -m)" != x86_64 ]; then
+  echo "not x86-64: the walk's early stop is off, its check skipped"
+elif grep -qx ' leak_in_thread+0x[0-9a-f]*' <<<"$stacks"; then
+  ok "a thread's start routine ends its stack (libc's frames below it not walked)"
+else
+  fail "the thread's stack goes on below its start routine: $(grep leak_in_thread <<<"$stacks" | head -1)"
+fi
+if grep -q '^ leak_in_handler+[0-9a-fx]* .* spin_thread+0x[0-9a-f]*$' <<<"$stacks"; then
+  ok "a signal handler's stack: through the signal frame to the interrupted frame, and no further"
+else
+  fail "the handler's stack: $(grep leak_in_handler <<<"$stacks" | head -1), want it to end at spin_thread"
+fi
 # Profiling off: no report, nothing sampled.
 out=$(SMPALLOC_PROF_LEAKS=1 SMPALLOC_PROF_SAMPLE=0 LD_PRELOAD="$LIB" "$BIN" sites 2>&1 >/dev/null)
 grep -q 'about 0 bytes in 0 blocks' <<<"$out" && ok "SMPALLOC_PROF_SAMPLE=0: nothing sampled" \
