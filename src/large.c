@@ -137,10 +137,14 @@ static unsigned large_runs_longest(const large_runs_t *rc) {
 }
 
 /* Could granule descriptor d merge with a run freed next to it: free in
- * the pool, or a cached run's?  (Read with no lock: a hint.) */
+ * the pool, or a cached run's?  (Read with no lock: a hint.  A tail's
+ * head may change meanwhile, even to none: descriptors stay mapped.) */
 static bool large_mergeable(const slab_t *d) {
   unsigned st = chunk_state(d);
-  if (st == RUN_TAIL) st = chunk_state(d->prev);
+  if (st == RUN_TAIL) {
+    const slab_t *head = __atomic_load_n(&d->prev, __ATOMIC_RELAXED);
+    st = head != NULL ? chunk_state(head) : G_FRESH;
+  }
   return st == G_FREE || st == RUN_CACHED;
 }
 
