@@ -54,10 +54,10 @@ SMP_HIDDEN void *large_runs_take(large_runs_t *rc, size_t n);
  * if it was not kept. */
 SMP_HIDDEN bool large_runs_put(large_runs_t *rc, pagemap_entry_t e);
 /* The thread asks for a run of k granules that its cache cannot give:
- * longer than every run it holds, they all go back to the pool (where
- * freed neighbours merge into room for it); else, with more than half the
- * limit cached, the longest goes (a cache that does not hold what its
- * thread uses empties). */
+ * longer than every run it holds, those next to free room or to another
+ * cached run go back to the pool (they merge there into room for it);
+ * else, with more than half the limit cached, the longest goes (a cache
+ * that does not hold what its thread uses empties). */
 SMP_HIDDEN void large_runs_miss(large_runs_t *rc, unsigned k);
 /* Give every run of rc back to the pool. */
 SMP_HIDDEN void large_runs_flush(large_runs_t *rc);
