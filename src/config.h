@@ -297,7 +297,8 @@
 #endif
 
 /* Blocks over SMP_RUN_MAX and up to SMP_EXTENT_MAX come from arenas of
- * SMP_EXTENT_ARENA bytes of address space, best fit, coalescing (extent.c):
+ * SMP_EXTENT_ARENA bytes of address space, first fit by address,
+ * coalescing (extent.c):
  * a block freed and one of another size asked for next reuse the same
  * pages, with no system call (the sweep's big/T1/W100, 1-32 MiB replaced
  * at random: glibc serves them from its heap).  Bigger blocks, and those

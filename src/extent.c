@@ -136,27 +136,32 @@ static bool ext_arena_new(void) {
   return ar->limit != 0;
 }
 
-/* The best place for k granules (extent lock): the shortest free range of
- * at least k in any arena, else the lowest uncarved space; false if none. */
+/* The place for k granules (extent lock): the lowest free range of at
+ * least k, in the arena of the lowest address, else the lowest uncarved
+ * space; false if none.  First fit by address, not best fit: blocks
+ * pack at the bottom of the arenas, so a new block mostly starts and ends
+ * on pages that earlier blocks wrote (the sweep's big/T1/W100, 1-32 MiB
+ * replaced at random, first and last byte written: 100 K faults without
+ * purging against best fit's 125 K, 0.34 s against 0.50) and the scan
+ * stops at the first fit. */
 static bool ext_fit(unsigned k, arena_t **where, unsigned *at) {
-  unsigned best_len = ~0u;
   *where = NULL;
   for (arena_t *ar = atomic_load_explicit(&arenas, memory_order_relaxed); ar != NULL; ar = ar->next) {
+    if (*where != NULL && ar->base > (*where)->base) continue;
     unsigned i = 0, len;
     while ((len = bits_range(ar->free, &i)) != 0) {
       unsigned room = i + len == ar->top ? len + ar->limit - ar->top : len; /* ends at the uncarved part */
-      if (room >= k && len < best_len) *where = ar, *at = i, best_len = len;
+      if (room >= k) {
+        *where = ar, *at = i;
+        break;
+      }
       i += len;
     }
   }
   if (*where != NULL) return true;
   for (arena_t *ar = atomic_load_explicit(&arenas, memory_order_relaxed); ar != NULL; ar = ar->next)
-    if (ar->limit - ar->top >= k) {
-      *where = ar;
-      *at = ar->top;
-      return true;
-    }
-  return false;
+    if (ar->limit - ar->top >= k && (*where == NULL || ar->base < (*where)->base)) *where = ar, *at = ar->top;
+  return *where != NULL;
 }
 
 void *extent_alloc(size_t size, bool *zero) {

@@ -1,5 +1,5 @@
 /* mem_extent: blocks of over 1 MiB and up to 32 MiB come from arenas,
- * best fit, and freed neighbours coalesce (t_mem_extent.sh runs it under
+ * first fit by address, and freed neighbours coalesce (t_mem_extent.sh runs it under
  * LD_PRELOAD=build/libsmpalloc.so; every check prints "ok: ..." or
  * "FAIL: ..."; exit 1 on a failure):
  *   - reuse: a block of 8 MiB written whole and freed serves a block of
@@ -10,6 +10,9 @@
  *   - grow: realloc of a block grows it in place into a freed neighbour,
  *     contents kept; shrink: realloc to less stays in place and gives the
  *     tail back (a block of the tail's size lands there);
+ *   - first fit: with a hole of 6 MiB below one of 3 MiB, a block of
+ *     3 MiB goes to the lower hole (best fit would take the other: blocks
+ *     packed low start and end on pages earlier blocks wrote);
  *   - replacement: 64 blocks of 1-32 MiB replaced at random 2,000 times,
  *     the first byte of each written, make no more than 2 page faults an
  *     operation (blocks mapped alone: a fresh mapping or tail each time). */
@@ -74,6 +77,21 @@ int main(int argc, char **argv) {
   mem_check(t == g3 + 2 * MIB_, "shrink: the 3 MiB tail serves a 3 MiB block");
   free(t);
   free(g3);
+
+  /* first fit */
+  unsigned char *x[4];
+  static const size_t xs[4] = {6, 2, 3, 2};
+  for (int i = 0; i < 4; i++)
+    if ((x[i] = malloc(xs[i] * MIB_)) == NULL) return 2;
+  side = x[1] == x[0] + 6 * MIB_ && x[2] == x[1] + 2 * MIB_ && x[3] == x[2] + 3 * MIB_;
+  mem_check(side, "first fit: blocks of 6, 2, 3 and 2 MiB in a row are neighbours");
+  free(x[0]);
+  free(x[2]);
+  unsigned char *y = malloc(3 * MIB_);
+  mem_check(y == x[0], "first fit: a 3 MiB block takes the lower 6 MiB hole, not the 3 MiB one above");
+  free(y);
+  free(x[1]);
+  free(x[3]);
 
   /* replacement */
   enum { LIVE = 64, OPS = 2000 };
