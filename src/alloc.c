@@ -153,9 +153,12 @@ static inline void leave_alloc(void) {
 
 SMP_NOINLINE static void *small_alloc_slow(unsigned c) {
   if (unlikely(tcache_reentered())) return reentry_alloc(class_table[c].size, SMP_ALIGN_MIN) ?: fail(ENOMEM);
+  void *p;
+  if (unlikely(tcache_sampling) && tcache_pop_row(tcache_tls.self->bins, bin_offset(c), &p))
+    return slab_unkey(p); /* malloc's row hides the thread's while samples are on */
   if (!tcache_ready()) init_thread();
   enter();
-  void *p = tcache_alloc_slow(c);
+  p = tcache_alloc_slow(c);
   if (p == NULL && purge_reclaim()) p = tcache_alloc_slow(c);
   purge_maintain(); /* a program that only allocates still returns memory */
   leave_alloc();
@@ -237,9 +240,15 @@ static size_t aside_size(const void *p) {
   return s != 0 ? s : prof_size(p);
 }
 
-/* The fast path's misses, and its countdown's firings. */
+/* The fast path's misses; while samples are on, every malloc (tcache.h,
+ * tcache_sampling): the countdown, then a pop of the thread's own row. */
 SMP_NOINLINE void *alloc_slow(size_t n) {
-  if (unlikely((int64_t)tcache_tls.sample_left < 0)) return alloc_sampled(n, 0, ENTRY_CFA(), NULL);
+  if (unlikely(tcache_sampling) && !tcache_reentered()) {
+    if (sample_due(n)) return alloc_sampled(n, 0, ENTRY_CFA(), NULL);
+    void *p;
+    if (n <= 1024 && tcache_pop_row(tcache_tls.self->bins, bin_of_size[n], &p))
+      return track_alloc(slab_unkey(p), n, false);
+  }
   return n <= SMP_SMALL_MAX ? small_alloc(class_of(n), n) : large_alloc_retry(n, 0, NULL);
 }
 

@@ -25,7 +25,7 @@ SMP_HIDDEN extern const char alloc_bad_interior[], alloc_bad_never[], alloc_bad_
 /* The slow paths (alloc.c): a block of n bytes, any size (the thread cache
  * missed, or n > 1024), or NULL with errno ENOMEM; the small block p of slab
  * sl that its thread cache did not take; a large block (or NULL). */
-SMP_HIDDEN void *alloc_slow(size_t n); /* also when the countdown ran out */
+SMP_HIDDEN void *alloc_slow(size_t n); /* every malloc while samples are on */
 SMP_HIDDEN void free_small_slow(void *p, const slab_t *sl, const char *who);
 SMP_HIDDEN void free_large(void *p, pagemap_entry_t e, const char *who);
 /* free of p, which the flat page map does not cover (pagemap.h). */
@@ -40,13 +40,13 @@ static inline const char *small_bad(const void *p, const slab_t *sl) {
   return mark >= 0x10000u ? alloc_bad_interior : alloc_bad_never;
 }
 
-/* The malloc fast path: the sampling countdown (prof.h: a subtraction
- * and a branch, for every size), a table lookup and a pop (the key of the
- * block handed out cleared).  n is kept for the slow path, which works the
+/* The malloc fast path: a table lookup and a pop (the key of the block
+ * handed out cleared).  No sampling countdown: while samples are on
+ * (prof_routed, prof.h) malloc's row is empty, so every malloc takes
+ * alloc_slow, which counts.  n is kept for the slow path, which works the
  * class out again: no copy of it is made here. */
 static inline __attribute__((always_inline)) void *alloc_any(size_t n) {
   void *p;
-  if (unlikely((int64_t)(tcache_tls.sample_left -= n) < 0)) return alloc_slow(n);
   if (likely(n <= 1024) && likely(tcache_pop(bin_of_size[n], &p)))
     return track_alloc(slab_unkey(p), n, false);
   return alloc_slow(n);

@@ -136,6 +136,7 @@ void prof_init(void) {
   fire_always = m == 1 || g == 1;
   double gm = 16.0 * (double)g;
   countdown_mean = m == 0 ? gm : g == 0 || (double)m < gm ? (double)m : gm;
+  tcache_set_sampling(m != 0 || g != 0); /* every malloc counts down, in its slow path */
   atomic_store_explicit(&ready, true, memory_order_release);
 }
 

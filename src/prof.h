@@ -1,9 +1,11 @@
 /*
  * prof.h - the sampled heap profiler, and the sampling of the guard pool.
  *
- * Each thread counts down the bytes it allocates (tcache_tls.sample_left,
- * subtracted on every malloc's fast path: alloc.h); when the count goes
- * below zero the allocation takes the slow path, prof_fired decides what
+ * Each thread counts down the bytes it allocates (tcache_tls.sample_left:
+ * while samples are on, every malloc takes alloc_slow, which subtracts its
+ * request, tcache.h, tcache_sampling; calloc, realloc and the aligned
+ * entry points subtract theirs inline); when the count goes below zero
+ * the allocation takes the sampled path, prof_fired decides what
  * to do with it and draws the next count from an exponential distribution
  * of mean prof_mean.  So a block of n bytes is reached with probability
  * 1 - exp(-n / mean), whatever came before it.  Profiled blocks (mean

@@ -21,9 +21,16 @@ __thread tcache_tls_t tcache_tls = {tcache_none_rows, tcache_none_rows, &tcache_
 static void tcache_use(tcache_t *tc) {
   tcache_tls.self = tc;
   if (tcache_tls.inside == 0) { /* else tcache_leave shows it */
-    tcache_tls.bins = tc->bins;
+    tcache_tls.bins = tcache_malloc_row(tc);
     tcache_tls.rows = tc->rows;
   }
+}
+
+bool tcache_sampling;
+
+void tcache_set_sampling(bool on) {
+  tcache_sampling = on;
+  if (tcache_tls.inside == 0) tcache_tls.bins = tcache_malloc_row(tcache_tls.self);
 }
 
 static lock_t tcache_lock;
@@ -315,7 +322,7 @@ static void tcache_rehome(tcache_t *tc) {
     *tcache_bin(tc->bins, c) = (tcache_bin_t){0};
   }
   tc->bins = row;
-  if (tcache_tls.self == tc && tcache_tls.inside == 0) tcache_tls.bins = row; /* else tcache_leave */
+  if (tcache_tls.self == tc && tcache_tls.inside == 0) tcache_tls.bins = tcache_malloc_row(tc); /* else tcache_leave */
 }
 
 void *tcache_alloc_slow(unsigned c) {

@@ -123,16 +123,29 @@ typedef struct tcache_tls_s {
    * emptier under the cache's tcache_lock. */
   int tid;
   uint32_t seen_epoch, seen_ms;
-  /* Bytes left to allocate before the next sample (prof.h): malloc's fast
-   * path subtracts each request and takes the slow path once it is below
-   * zero (as int64_t; unsigned, so that the subtraction wraps, defined).
-   * 0 in a new thread: its first allocation starts the count. */
+  /* Bytes left to allocate before the next sample (prof.h): each request
+   * is subtracted (malloc's in alloc_slow, while samples are on), and the
+   * sampled path taken once it is below zero (as int64_t; unsigned, so
+   * that the subtraction wraps, defined).  0 in a new thread: its first
+   * counted allocation starts the count. */
   uint64_t sample_left;
 } tcache_tls_t;
 SMP_HIDDEN extern __thread tcache_tls_t tcache_tls;
 
 /* The rows of a thread with no cache: zero, every bin empty and full. */
 SMP_HIDDEN extern char tcache_none_rows[];
+
+/* While samples are on (the profiler's or the guard pool's countdown,
+ * prof.h), malloc's row (tcache_tls.bins) is tcache_none_rows, never the
+ * thread's own: every malloc misses, and alloc_slow counts it down before
+ * it pops the thread's row.  So malloc's fast path has no countdown, and
+ * with samples off costs nothing for them.  free's rows are the thread's
+ * either way.  Set at start-up (tcache_set_sampling). */
+SMP_HIDDEN extern bool tcache_sampling;
+static inline char *tcache_malloc_row(const tcache_t *tc) { return tcache_sampling ? tcache_none_rows : tc->bins; }
+/* Samples on or off; the calling thread's malloc row follows at once,
+ * other threads' at their next slow path. */
+SMP_HIDDEN void tcache_set_sampling(bool on);
 
 /* The thread enters a slow path (one that may take a lock or change its
  * cache): until it leaves, its cache is hidden (every bin empty and full
@@ -157,7 +170,7 @@ static inline void tcache_enter(void) {
 static inline void tcache_leave(void) {
   atomic_signal_fence(memory_order_seq_cst);
   if (tcache_tls.inside == 1) {
-    tcache_tls.bins = tcache_tls.self->bins;
+    tcache_tls.bins = tcache_malloc_row(tcache_tls.self);
     tcache_tls.rows = tcache_tls.self->rows;
     tcache_t *tc = tcache_tls.locked;
     if (tc != NULL) {
@@ -178,8 +191,8 @@ static inline bool tcache_reentered(void) { return tcache_tls.inside != 0; }
  * bin of its live row (bin_offset of its class: bin_of_size); false
  * when the bin is empty.  (The valgrind build clears the slot: track.h,
  * leak check.) */
-static inline bool tcache_pop(size_t bin, void **out) {
-  tcache_bin_t *b = (tcache_bin_t *)(tcache_tls.bins + bin);
+static inline bool tcache_pop_row(char *row, size_t bin, void **out) {
+  tcache_bin_t *b = (tcache_bin_t *)(row + bin);
   void **top = b->top;
   if (unlikely(top == b->base)) return false;
   b->top = --top;
@@ -187,6 +200,7 @@ static inline bool tcache_pop(size_t bin, void **out) {
   track_forget(top, sizeof *out);
   return true;
 }
+static inline bool tcache_pop(size_t bin, void **out) { return tcache_pop_row(tcache_tls.bins, bin, out); }
 _Static_assert(2 * sizeof(tcache_bin_t) == 1u << SMP_BIN_SHIFT, "a row's stride is two bins (slab.h)");
 
 /* Bin c of the row at `row` (a live row: tc->bins). */

@@ -69,6 +69,9 @@
  *     address-space limit is set), and an area as big advised for huge
  *     pages is there already, in a small heap (the dense reservation is
  *     made with the first sparse one).
+ *   - samples off, malloc counts no bytes off and pops the thread's own
+ *     row; on (tcache_sampling), its row is the empty one, and alloc_slow
+ *     counts each malloc and still hands out the thread's cached blocks.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -749,6 +752,34 @@ static unsigned long run_cache_checks(void) {
   return 12;
 }
 
+/* Samples off (t_internal's default): malloc counts nothing, from the
+ * thread's own row; on (tcache_sampling): malloc's row is the empty one,
+ * and every malloc counts its bytes off in alloc_slow and still takes the
+ * thread's own cached blocks. */
+static unsigned long sampling_checks(void) {
+  void *p = smp_malloc(100);
+  smp_free(p);
+  uint64_t left = tcache_tls.sample_left;
+  for (int i = 0; i < 100; i++) smp_free(smp_malloc(100));
+  CHECK(tcache_tls.sample_left == left && tcache_tls.bins == tcache_tls.self->bins,
+        "samples off: malloc counted %lld bytes off, or its row is not the thread's",
+        (long long)(left - tcache_tls.sample_left));
+  tcache_set_sampling(true);
+  CHECK(tcache_tls.bins == tcache_none_rows, "samples on: malloc's row is not the empty one");
+  smp_free(smp_malloc(100)); /* the first counted malloc may start the count */
+  left = tcache_tls.sample_left;
+  p = smp_malloc(100);
+  smp_free(p);
+  void *q = smp_malloc(100);
+  CHECK(q == p && left - tcache_tls.sample_left == 200,
+        "samples on: %lld bytes counted off for two mallocs of 100, or the freed block %p did not come back (%p)",
+        (long long)(left - tcache_tls.sample_left), p, q);
+  smp_free(q);
+  tcache_set_sampling(false);
+  CHECK(tcache_tls.bins == tcache_tls.self->bins, "samples off again: malloc's row is not the thread's");
+  return 4;
+}
+
 /* Where the kernel's mode is "always" (forced here: os_huge_always_set),
  * a sparse chunk and a block mapped alone are advised for small pages
  * ("nh"); where it is not, nothing is.  In a child: a heap of its own,
@@ -811,6 +842,7 @@ int main(void) {
   checks += thp_always_checks();
   checks += huge_left_checks();
   checks += run_cache_checks();
+  checks += sampling_checks();
   checks += region_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
