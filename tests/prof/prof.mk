@@ -8,6 +8,8 @@
 #                      fullstatic: a -static program (the unwinder linked
 #                      in, no loader)
 #   prof_guard         prof_guard.c (t_prof_guard): planted memory bugs
+#   prof_stripped      prof_stripped.c (t_prof_launcher): a static function's
+#                      site, named after the program is stripped
 
 TEST_CC_fullstatic   = $(CC) $(TEST_CFLAGS) -static
 TEST_LIBS_fullstatic = $(LIB_A) -lpthread
@@ -15,3 +17,4 @@ TEST_DEPS_fullstatic = $(LIB_A)
 
 $(call test_progs,prof_sites,plain static fullstatic,tests/prof/prof_sites.c,,-lpthread)
 $(call test_prog,prof_guard,plain,tests/prof/prof_guard.c)
+$(call test_prog,prof_stripped,plain,tests/prof/prof_stripped.c,-rdynamic -fno-toplevel-reorder)
