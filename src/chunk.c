@@ -239,6 +239,25 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   return g;
 }
 
+slab_t *chunk_take_clean(bool *zero) {
+  lock_take(&pool_lock);
+  chunk_t *cm = chunks;
+  while (cm != NULL && (cm->gone || cm->kind != CARVE_SPARSE || (cm->free & ~cm->dirty) == 0)) cm = cm->next;
+  slab_t *g = NULL;
+  if (cm != NULL) {
+    unsigned i = (unsigned)__builtin_ctzll(cm->free & ~cm->dirty), len = range_at(cm->free, i);
+    if (cm->bare) desc_init(cm);
+    *zero = pool_cut(cm, span(i, 1)) == 0;
+    if (len == cm->longest) relist(cm);
+    g = &cm->desc[i];
+    chunk_set_state(g, G_FRESH);
+    g->next = g->prev = NULL;
+    add(&chunk_n_active, 1);
+  }
+  lock_drop(&pool_lock);
+  return g;
+}
+
 void chunk_put(slab_t *g, unsigned k, uint32_t now) {
   chunk_t *cm = g->chunk;
   unsigned i = (unsigned)(g - cm->desc);

@@ -144,6 +144,10 @@ static inline void chunk_set_state(slab_t *g, unsigned s) {
  * from a chunk advised for huge pages.  Never makes a system call: NULL
  * when none is at hand (call chunk_grow with the same k and dense). */
 SMP_HIDDEN slab_t *chunk_take(unsigned k, bool dense, bool *zero);
+/* One free granule of the sparse pool whose pages are not resident (clean,
+ * *zero set), the lowest of the newest chunk that has one, taken as
+ * chunk_take takes; NULL if none (no system call). */
+SMP_HIDDEN slab_t *chunk_take_clean(bool *zero);
 /* Make room for k granules (dense: in a chunk advised for huge pages): map
  * a new chunk unless another thread made room meanwhile (a system call: no
  * lock may be held).  False when out of memory. */

@@ -33,9 +33,18 @@ static void slab_verify(const void *p, uint32_t size) {
   track_quiet_end();
 }
 
-slab_t *slab_new(unsigned cls, unsigned owner, bool dense) {
+/* A slot's first slab of a class takes a clean granule: in a small heap
+ * over many slots most classes are light in each slot, their slabs using
+ * a page or two, and a dirty granule's other pages (left by the class it
+ * served before) stayed resident inside the slab, where no purge reaches
+ * them (glibc-thread, 16 threads on 16 slots: 10-16 of a 16-byte slab's
+ * pages resident where its blocks used one; peak RSS 27 -> 24 MB, glibc
+ * 9; the suite and the seed unchanged).  The dirty granule waits in the
+ * pool, where it ages out. */
+slab_t *slab_new(unsigned cls, unsigned owner, bool dense, bool first) {
   bool zero;
-  slab_t *sl = chunk_take(1, dense, &zero);
+  slab_t *sl = first && !dense ? chunk_take_clean(&zero) : NULL;
+  if (sl == NULL) sl = chunk_take(1, dense, &zero);
   if (sl == NULL) return NULL;
   const class_info_t *ci = &class_table[cls];
   uint32_t count = ci->count;

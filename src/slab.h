@@ -62,10 +62,12 @@ static inline void *slab_unkey(void *p) {
 }
 
 /* An empty slab of class cls owned by slot owner, from the pool (dense: a
- * slab about to be filled, chunk_take), set up and registered in the page
- * map; its untouched field tells whether its memory is fresh.  Never
- * makes a system call: NULL when no granule is at hand. */
-SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense);
+ * slab about to be filled, chunk_take; first: the slot's first slab of
+ * the class, from a clean granule where the pool has one), set up and
+ * registered in the page map; its untouched field tells whether its
+ * memory is fresh.  Never makes a system call: NULL when no granule is at
+ * hand. */
+SMP_HIDDEN slab_t *slab_new(unsigned cls, unsigned owner, bool dense, bool first);
 /* Take up to want (at least 1) free blocks, lowest address first, into
  * the room that ends at oend, downwards: the lowest at oend[-1], the next
  * at oend[-2], ...; returns the count n, the blocks at oend[-n .. -1]

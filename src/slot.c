@@ -350,7 +350,7 @@ static unsigned slot_take_locked(slot_t *s, unsigned cls, unsigned want, void **
         size_t heap = chunk_active();
         *dense = !sparse_only &&
                  (options.hugepages == 2 || (busy && (held >= SMP_HUGE_AFTER || heap >= SMP_HUGE_SLAB_HEAP)));
-        sl = slab_new(cls, (unsigned)(s - slots), *dense);
+        sl = slab_new(cls, (unsigned)(s - slots), *dense, !(s->taken[cls / 64] & bit));
         if (sl == NULL) break;
         atomic_fetch_add_explicit(&class_slabs[cls], 1, memory_order_relaxed);
         if (sl->untouched && busy && !sl->chunk->huge) {

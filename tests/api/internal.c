@@ -69,6 +69,8 @@
  *     address-space limit is set), and an area as big advised for huge
  *     pages is there already, in a small heap (the dense reservation is
  *     made with the first sparse one).
+ *   - a slot's first slab of a class takes a clean granule, a later one
+ *     the best fit (a lone dirty granule below the clean one).
  *   - samples off, malloc counts no bytes off and pops the thread's own
  *     row; on (tcache_sampling), its row is the empty one, and alloc_slow
  *     counts each malloc and still hands out the thread's cached blocks.
@@ -752,6 +754,42 @@ static unsigned long run_cache_checks(void) {
   return 12;
 }
 
+/* A slot's first slab of a class takes a clean granule (slab_new's first:
+ * chunk_take_clean), a later one the best fit.  In a child, with the
+ * sparse pool emptied and then holding two lone granules of one fresh
+ * chunk: a dirty one (written and given back) below a clean one, so that
+ * best fit (the lowest of equals) takes the dirty one. */
+static void clean_first_child(void) {
+  bool zero;
+  while (chunk_take(1, false, &zero) != NULL) {
+  }
+  if (!chunk_grow(1, false)) {
+    printf("note: no chunk could be mapped: the first slab's granule not checked\n");
+    _exit(0);
+  }
+  slab_t *g[SMP_CHUNK_SLABS], *t;
+  unsigned n = 0;
+  while (n < SMP_CHUNK_SLABS && (t = chunk_take(1, false, &zero)) != NULL) g[n++] = t;
+  CHECK(n == SMP_CHUNK_SLABS && g[0]->chunk == g[n - 1]->chunk, "a fresh chunk gave %u granules, not %u", n,
+        (unsigned)SMP_CHUNK_SLABS);
+  if (n != SMP_CHUNK_SLABS) return;
+  slab_t *dirty = g[10], *clean = g[40];
+  memset((void *)chunk_base(dirty), 1, SMP_SLAB_SIZE);
+  chunk_put(dirty, 1, os_now_ms());
+  chunk_put(clean, 1, os_now_ms());
+  clean->chunk->dirty &= ~((uint64_t)1 << 40); /* never written: clean, as a purged granule */
+  atomic_fetch_sub(&chunk_n_dirty, 1);
+  slab_t *first = slab_new(1, 0, false, true), *later = slab_new(1, 0, false, false);
+  CHECK(first == clean && first->untouched, "a slot's first slab took granule %d (untouched %d), not the clean one",
+        first ? (int)(first - first->chunk->desc) : -1, first ? first->untouched : -1);
+  CHECK(later == dirty, "a later slab did not take the lone dirty granule (best fit): %d",
+        later ? (int)(later - later->chunk->desc) : -1);
+}
+static unsigned long clean_first_checks(void) {
+  CHECK(in_child(clean_first_child), "the check of a first slab's granule failed (above), or its child did not run");
+  return 3;
+}
+
 /* Samples off (t_internal's default): malloc counts nothing, from the
  * thread's own row; on (tcache_sampling): malloc's row is the empty one,
  * and every malloc counts its bytes off in alloc_slow and still takes the
@@ -843,6 +881,7 @@ int main(void) {
   checks += huge_left_checks();
   checks += run_cache_checks();
   checks += sampling_checks();
+  checks += clean_first_checks();
   checks += region_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
