@@ -42,7 +42,7 @@ static inline const char *small_bad(const void *p, const slab_t *sl) {
 
 /* The malloc fast path: a table lookup and a pop (the key of the block
  * handed out cleared).  No sampling countdown: while samples are on
- * (prof_routed, prof.h) malloc's row is empty, so every malloc takes
+ * (tcache_sampling, tcache.h) malloc's row is empty, so every malloc takes
  * alloc_slow, which counts.  n is kept for the slow path, which works the
  * class out again: no copy of it is made here. */
 static inline __attribute__((always_inline)) void *alloc_any(size_t n) {

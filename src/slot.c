@@ -35,7 +35,7 @@ typedef struct parcel_s {
 
 typedef struct {
   _Alignas(SMP_CACHE_LINE) lock_t lock;
-  uint64_t taken[(SMP_NCLASS + 63) / 64];  /* classes that took a slab (populate hint) */
+  uint64_t taken[(SMP_NCLASS + 63) / 64];  /* classes that took a slab, never cleared (populate hint; a first slab is clean: slab_new) */
   _Atomic size_t contended;                /* try-locks that found it busy */
   bin_t bins[SMP_NCLASS];
   /* Parcels posted to this slot, newest first: pushed with a
