@@ -71,6 +71,8 @@
  *     made with the first sparse one).
  *   - a slot's first slab of a class takes a clean granule, a later one
  *     the best fit (a lone dirty granule below the clean one).
+ *   - the arenas' purge goes from the top down: of two freed blocks of
+ *     8 MiB, a purge of one block's granules returns the higher one's.
  *   - samples off, malloc counts no bytes off and pops the thread's own
  *     row; on (tcache_sampling), its row is the empty one, and alloc_slow
  *     counts each malloc and still hands out the thread's cached blocks.
@@ -85,6 +87,7 @@
 #include <unistd.h>
 
 #include "chunk.h"
+#include "extent.h"
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
@@ -790,6 +793,44 @@ static unsigned long clean_first_checks(void) {
   return 3;
 }
 
+/* The arenas' purge goes from the top down (extent_purge): first fit packs
+ * blocks at the bottom, where the next ones land.  In a child (an arena of
+ * its own): blocks A, S and B of 8 MiB in a row, A and B written and
+ * freed; a purge down to 128 dirty granules (one block's) returns B's
+ * pages and keeps A's. */
+static size_t resident_pages(void *p, size_t size) {
+  static unsigned char vec[4096];
+  size_t pages = size / os_page_size(), n = 0;
+  if (pages > sizeof vec || mincore(p, size, vec) != 0) return SIZE_MAX;
+  for (size_t i = 0; i < pages; i++) n += vec[i] & 1;
+  return n;
+}
+static void extent_order_child(void) {
+  size_t mib8 = (size_t)8 << 20;
+  bool zero;
+  unsigned char *a = extent_alloc(mib8, &zero), *sp = extent_alloc(mib8, &zero), *b = extent_alloc(mib8, &zero);
+  if (a == NULL || sp == NULL || b == NULL) {
+    printf("note: no arena could be made: the purge's order not checked\n");
+    _exit(0);
+  }
+  CHECK(sp == a + mib8 && b == sp + mib8, "three blocks of 8 MiB are not neighbours, lowest first: %p %p %p",
+        (void *)a, (void *)sp, (void *)b);
+  memset(a, 1, mib8);
+  memset(b, 1, mib8);
+  extent_free(a, mib8);
+  extent_free(b, mib8);
+  size_t dirty = extent_dirty(), k = mib8 / SMP_SLAB_SIZE;
+  extent_purge(dirty - k, os_now_ms(), 0);
+  size_t pages = mib8 / os_page_size(), ra = resident_pages(a, mib8), rb = resident_pages(b, mib8);
+  CHECK(ra == pages && rb == 0, "a purge of one block's granules: the low block keeps %zu of %zu pages, the high one %zu",
+        ra, pages, rb);
+  extent_free(sp, mib8);
+}
+static unsigned long extent_order_checks(void) {
+  CHECK(in_child(extent_order_child), "the check of the arenas' purge order failed (above), or its child did not run");
+  return 3;
+}
+
 /* Samples off (t_internal's default): malloc counts nothing, from the
  * thread's own row; on (tcache_sampling): malloc's row is the empty one,
  * and every malloc counts its bytes off in alloc_slow and still takes the
@@ -882,6 +923,7 @@ int main(void) {
   checks += run_cache_checks();
   checks += sampling_checks();
   checks += clean_first_checks();
+  checks += extent_order_checks();
   checks += region_checks();
   for (size_t n = 0; n <= SMP_SMALL_MAX; n++) {
     unsigned c = class_of(n);
