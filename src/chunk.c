@@ -43,18 +43,28 @@ _Atomic size_t chunk_n_dirty;  /* free granules with resident pages (chunk.h) */
 _Atomic size_t chunk_n_active; /* granules in use (chunk.h) */
 density_t chunk_density = {0, 0, 1024, 4};
 
-void density_note(density_t *d, void *p, size_t size) {
-  static _Atomic uint32_t draw; /* which ranges, where the window falls: a Weyl sequence */
-  size_t page = os_page_size(), pages = size / page, w = pages < 64 ? pages : 64;
+/* Which ranges are looked at, and where the window falls: a Weyl sequence. */
+static _Atomic uint32_t draw;
+
+size_t chunk_resident_guess(void *p, size_t size) {
   uint32_t r = atomic_fetch_add_explicit(&draw, 0x9e3779b9u, memory_order_relaxed);
-  /* One range in four once 4096 pages were seen: a system call each. */
-  if (w == 0 || (atomic_load_explicit(&d->seen, memory_order_relaxed) >= 4096 && r % 4 != 0)) return;
+  size_t page = os_page_size(), pages = size / page, w = pages < 64 ? pages : 64;
+  if (w == 0) return SIZE_MAX;
   size_t at = (size_t)(r >> 8) % (pages - w + 1);
   size_t got = os_resident((char *)p + at * page, w * page);
+  return got == SIZE_MAX ? SIZE_MAX : got * pages / w;
+}
+
+void density_note(density_t *d, void *p, size_t size) {
+  size_t pages = size / os_page_size();
+  uint32_t r = atomic_fetch_add_explicit(&draw, 0x9e3779b9u, memory_order_relaxed);
+  /* One range in four once 4096 pages were seen: a system call each. */
+  if (atomic_load_explicit(&d->seen, memory_order_relaxed) >= 4096 && r % 4 != 0) return;
+  size_t got = chunk_resident_guess(p, size);
   if (got == SIZE_MAX) return;
   /* A hint, updated racily: a lost sample is noise. */
   uint32_t seen = atomic_load_explicit(&d->seen, memory_order_relaxed) + (uint32_t)pages;
-  uint32_t res = atomic_load_explicit(&d->res, memory_order_relaxed) + (uint32_t)(got * pages / w);
+  uint32_t res = atomic_load_explicit(&d->res, memory_order_relaxed) + (uint32_t)got;
   if (seen > (1u << 20)) seen /= 2, res /= 2;
   atomic_store_explicit(&d->seen, seen, memory_order_relaxed);
   atomic_store_explicit(&d->res, res, memory_order_relaxed);

@@ -196,6 +196,10 @@ typedef struct {
   uint32_t floor;             /* constant: the least share is 2^-floor */
 } density_t;
 SMP_HIDDEN extern density_t chunk_density;
+/* The resident pages of [p, p+size), guessed from a window of up to 64
+ * pages at a place that varies from call to call (os_resident: a system
+ * call; no lock held); SIZE_MAX if the kernel cannot tell. */
+SMP_HIDDEN size_t chunk_resident_guess(void *p, size_t size);
 /* Note the pages of [p, p+size) (dirty, about to be purged): no lock held. */
 SMP_HIDDEN void density_note(density_t *d, void *p, size_t size);
 /* n granules of d's pool weighed by their resident share, and back. */

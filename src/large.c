@@ -57,15 +57,15 @@ size_t large_size(pagemap_entry_t e) {
  * that comes first: by then the program has had it; until
  * SMP_RUN_PROBE_PAGES / 32 pages were measured, runs count as dense.  The counts halve past
  * SMP_RUN_PROBE_PAGES, so a program that changes how it writes changes
- * the verdict.  Runs are dense while more than 3/8 of the probed pages
- * were resident, as slabs (slab.c, class_use). */
+ * the verdict.  Runs are dense while more than SMP_WHOLE_EIGHTHS of the
+ * probed pages were resident, as slabs (slab.c, class_use). */
 static _Atomic uint32_t probe_pages, probe_resident;
 static _Atomic(slab_t *) probe_last; /* the last probe, not measured yet */
 
 static bool large_runs_dense(void) {
   uint32_t seen = atomic_load_explicit(&probe_pages, memory_order_relaxed);
   return seen < SMP_RUN_PROBE_PAGES / 32 ||
-         8 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > 3 * seen;
+         8 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > SMP_WHOLE_EIGHTHS * seen;
 }
 
 /* Count the pages of the probe run.  The thread that takes it out of
@@ -75,7 +75,10 @@ static bool large_runs_dense(void) {
 static void large_probe_count(slab_t *run) {
   if (chunk_state(run) != RUN_USED) return; /* freed meanwhile, or a slab now */
   size_t bytes = (size_t)__atomic_load_n(&run->cls, __ATOMIC_RELAXED) << SMP_SLAB_SHIFT;
-  size_t got = os_resident((void *)chunk_base(run), bytes);
+  /* A window of the run, scaled (os_resident reads 64 pages at most: a run
+   * of 1 MiB written whole read as a quarter written, when all of it was
+   * measured so). */
+  size_t got = chunk_resident_guess((void *)chunk_base(run), bytes);
   if (got == SIZE_MAX) return;
   uint32_t seen = atomic_load_explicit(&probe_pages, memory_order_relaxed) + (uint32_t)(bytes / os_page_size());
   uint32_t res = atomic_load_explicit(&probe_resident, memory_order_relaxed) + (uint32_t)got;

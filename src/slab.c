@@ -163,8 +163,8 @@ void slab_retire(slab_t *sl, bool checked) {
 /* ---- how a class is written ------------------------------------------------ */
 
 /* How the program writes the blocks of a class of SMP_PROBE_FROM bytes
- * and more: not known yet, whole (more than 3/8 of the pages of a full
- * slab of them resident), or in part.  Until it is known to be whole, the
+ * and more: not known yet, whole (more than SMP_WHOLE_EIGHTHS of the
+ * pages of a full slab of them resident), or in part.  Until it is known to be whole, the
  * class's slabs are sparse: never faulted in ahead, never in huge pages,
  * so a page becomes resident only when the program (or free's key) writes
  * it.  Known from the first full sparse slab of the class, measured (its
@@ -196,6 +196,6 @@ void slab_class_measure(slab_t *sl, unsigned cls) {
   size_t pages = (span + page - 1) / page, got = os_resident((void *)chunk_base(sl), span);
   if (got == SIZE_MAX) return;
   uint8_t unknown = USE_UNKNOWN;
-  atomic_compare_exchange_strong_explicit(&class_use[cls], &unknown, 8 * got > 3 * pages ? USE_WHOLE : USE_PART,
+  atomic_compare_exchange_strong_explicit(&class_use[cls], &unknown, 8 * got > SMP_WHOLE_EIGHTHS * pages ? USE_WHOLE : USE_PART,
                                           memory_order_relaxed, memory_order_relaxed);
 }

@@ -5,6 +5,7 @@
  *                             class filled: dense slabs), write each
  *   mem_hugepages runs MIB    allocate MIB MiB of 96 KiB blocks (runs of two
  *                             granules), written whole
+ *   mem_hugepages bigruns MIB the same with blocks of 900 KiB (225 pages)
  *   mem_hugepages sparse      one block of every size 8..32 KiB (each class
  *                             used once), written whole
  *   mem_hugepages big MIB     one block of MIB MiB (a mapping of its own),
@@ -13,6 +14,8 @@
  *                             two to a slab), each written at its first and
  *                             last byte only (glibc-thread's pattern)
  *   mem_hugepages whole MIB   the same blocks, written whole
+ *   mem_hugepages starts MIB  MIB MiB of 8 KiB blocks, each written at its
+ *                             first byte only (half of a slab's pages)
  *
  * Prints the anonymous huge pages of the process (AnonHugePages summed over
  * /proc/self/smaps, in KiB), the page faults the phase took (getrusage
@@ -54,7 +57,7 @@ static long minflt(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | sparse | big MIB | edges MIB | whole MIB\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: mem_hugepages dense MIB | runs MIB | bigruns MIB | sparse | big MIB | edges MIB | whole MIB | starts MIB\n"); return 2; }
   long huge0 = anon_huge_kib();
   size_t rss0 = rss_bytes();
   long f0 = minflt();
@@ -66,12 +69,13 @@ int main(int argc, char **argv) {
       if ((v[i] = malloc(64)) == NULL) return 2;
       memset(v[i], 1, 64);
     }
-  } else if (strcmp(argv[1], "runs") == 0 && argc == 3) {
-    size_t n = (size_t)atol(argv[2]) * 1024 * 1024 / (96 * 1024);
+  } else if ((strcmp(argv[1], "runs") == 0 || strcmp(argv[1], "bigruns") == 0) && argc == 3) {
+    size_t size = strcmp(argv[1], "runs") == 0 ? 96 * 1024 : 900 * 1024;
+    size_t n = (size_t)atol(argv[2]) * 1024 * 1024 / size;
     for (size_t i = 0; i < n; i++) {
-      char *p = malloc(96 * 1024);
+      char *p = malloc(size);
       if (p == NULL) return 2;
-      memset(p, 1, 96 * 1024);
+      memset(p, 1, size);
     }
   } else if (strcmp(argv[1], "sparse") == 0) {
     for (size_t size = 8; size <= 32768; size += size < 128 ? 8 : size / 8) {
@@ -79,15 +83,16 @@ int main(int argc, char **argv) {
       if (p == NULL) return 2;
       memset(p, 1, size);
     }
-  } else if ((strcmp(argv[1], "edges") == 0 || strcmp(argv[1], "whole") == 0) && argc == 3) {
-    enum { SIZE = 24 * 1024 };
-    size_t n = (size_t)atol(argv[2]) * 1024 * 1024 / SIZE;
-    bool whole = strcmp(argv[1], "whole") == 0;
+  } else if ((strcmp(argv[1], "edges") == 0 || strcmp(argv[1], "whole") == 0 || strcmp(argv[1], "starts") == 0) &&
+             argc == 3) {
+    bool whole = strcmp(argv[1], "whole") == 0, starts = strcmp(argv[1], "starts") == 0;
+    size_t size = starts ? 8 * 1024 : 24 * 1024, n = (size_t)atol(argv[2]) * 1024 * 1024 / size;
     for (size_t i = 0; i < n; i++) {
-      char *volatile p = malloc(SIZE);
+      char *volatile p = malloc(size);
       if (p == NULL) return 2;
-      if (whole) memset(p, 1, SIZE);
-      else p[0] = p[SIZE - 1] = 1;
+      if (whole) memset(p, 1, size);
+      else if (starts) p[0] = 1;
+      else p[0] = p[size - 1] = 1;
     }
   } else if (strcmp(argv[1], "big") == 0 && argc == 3) {
     size_t n = (size_t)atol(argv[2]) * 1024 * 1024;

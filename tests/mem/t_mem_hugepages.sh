@@ -16,6 +16,9 @@
 #     the same under a data limit (`ulimit -d`, which counts a reservation
 #     as data);
 #   - runs 64: 64 MiB of 96 KiB blocks, the same;
+#   - bigruns 64: 64 MiB of 900 KiB blocks written whole: at least 32 MiB
+#     in huge pages (a probe of 225 pages counts them all, not the 64 that
+#     one mincore call reads: 64 of 225 read as sparse);
 #   - dense 64 and runs 64 with SMPALLOC_HUGEPAGES=0: no huge page;
 #   - dense 12: 12 MiB of 64-byte blocks, a class past the mark in a heap
 #     under 16 MiB: at least 4 MiB in huge pages;
@@ -32,6 +35,10 @@
 #   - edges 32: 32 MiB of the same blocks, each written at its first and
 #     last byte only: no huge page, and RSS grows by less than half of the
 #     32 MiB (their other pages are never touched, never faulted in ahead);
+#   - starts 32: 32 MiB of 8 KiB blocks, each written at its first byte
+#     only (half of each slab's pages): no huge page, and RSS grows by less
+#     than 20 MiB (the class is not dense: SMP_WHOLE_EIGHTHS; counted
+#     dense at 3/8, its slabs were faulted in whole: 32 MiB);
 #   - SMPALLOC_HUGEPAGES=2 (eager): sparse and runs 8 each get huge pages
 #     (at least 2 MiB), and sparse's RSS grows by less than 8 MiB.
 # The policy is the same on every machine: no clock decides (the fault
@@ -86,6 +93,10 @@ for limit in none "-v $((64 << 20))" "-d $((8 << 20))"; do
     fi
   done
 done
+if check_run -t 120 "bigruns 64: 64 MiB of 900 KiB blocks, written whole" env LD_PRELOAD="$LIB" "$BIN" bigruns 64; then
+  huge=$(field huge_kib)
+  [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
+fi
 if check_run -t 120 "whole 64: 64 MiB of 24 KiB blocks, written whole" env LD_PRELOAD="$LIB" "$BIN" whole 64; then
   huge=$(field huge_kib)
   [ "$huge" -ge $((32 * 1024)) ] && ok "$huge KiB in huge pages" || fail "only $huge KiB in huge pages, want >= 32768"
@@ -110,6 +121,11 @@ if check_run -t 120 "edges 32: 32 MiB of 24 KiB blocks, each written at its ends
   [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for blocks written at their ends"
   [ "$(field rss_growth_kib)" -lt $((16 * 1024)) ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
     fail "RSS grew $(field rss_growth_kib) KiB for 32 MiB of blocks written at their ends, want < 16384"
+fi
+if check_run -t 120 "starts 32: 32 MiB of 8 KiB blocks, each written at its first byte" env LD_PRELOAD="$LIB" "$BIN" starts 32; then
+  [ "$(field huge_kib)" -eq 0 ] && ok "no huge page" || fail "$(field huge_kib) KiB in huge pages for blocks written at their first byte"
+  [ "$(field rss_growth_kib)" -lt $((20 * 1024)) ] && ok "RSS grew $(field rss_growth_kib) KiB" ||
+    fail "RSS grew $(field rss_growth_kib) KiB for 32 MiB of blocks half of whose pages were written, want < 20480"
 fi
 for eager in 1 2; do
   if check_run -t 120 "big 16: one block of 16 MiB, SMPALLOC_HUGEPAGES=$eager" env SMPALLOC_HUGEPAGES=$eager LD_PRELOAD="$LIB" "$BIN" big 16; then

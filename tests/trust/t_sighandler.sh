@@ -2,7 +2,9 @@
 # t_sighandler: signal handlers that allocate (tests/trust/sighandler.c).
 # Each worker thread has a 100 us timer whose SIGALRM handler, on that
 # thread, runs malloc, calloc, realloc, aligned_alloc and free of small and
-# large blocks (to 3 MiB), or keeps a block for the next run to free, while
+# large blocks (to 3 MiB), or keeps a run (40-440 KB) for the next run to
+# free (a small block kept so hits the known limit of the fast paths:
+# docs/design.md, "Signal handlers"; `sighandler 2 600 1` shows it), while
 # the thread allocates, resizes, verifies and frees blocks of 16 B to 4 MiB.
 # The handler often lands inside a slow path that holds a lock (a slot's,
 # the pool's, the large-block cache's: the reported hang); such calls must
