@@ -57,15 +57,15 @@ size_t large_size(pagemap_entry_t e) {
  * that comes first: by then the program has had it; until
  * SMP_RUN_PROBE_PAGES / 32 pages were measured, runs count as dense.  The counts halve past
  * SMP_RUN_PROBE_PAGES, so a program that changes how it writes changes
- * the verdict.  Runs are dense while more than SMP_WHOLE_EIGHTHS of the
- * probed pages were resident, as slabs (slab.c, class_use). */
+ * the verdict.  Runs are dense while more than SMP_RUN_EIGHTHS of the
+ * probed pages were resident (slabs: SMP_WHOLE_EIGHTHS, slab.c). */
 static _Atomic uint32_t probe_pages, probe_resident;
 static _Atomic(slab_t *) probe_last; /* the last probe, not measured yet */
 
 static bool large_runs_dense(void) {
   uint32_t seen = atomic_load_explicit(&probe_pages, memory_order_relaxed);
   return seen < SMP_RUN_PROBE_PAGES / 32 ||
-         8 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > SMP_WHOLE_EIGHTHS * seen;
+         8 * atomic_load_explicit(&probe_resident, memory_order_relaxed) > SMP_RUN_EIGHTHS * seen;
 }
 
 /* Count the pages of the probe run.  The thread that takes it out of
