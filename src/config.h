@@ -250,9 +250,10 @@
 #endif
 
 /* Runs are dense (huge pages) only while probes show the program writing
- * more than SMP_RUN_EIGHTHS of their pages (large.c): one run allocation in this many
- * is a probe, measured when freed; the counts of pages probed halve past
- * SMP_RUN_PROBE_PAGES (and a quarter of it makes a verdict). */
+ * more than SMP_RUN_EIGHTHS of their pages (large.c): one run allocation
+ * in this many is a probe, measured when freed; the counts of pages
+ * probed halve past SMP_RUN_PROBE_PAGES (and a quarter of it makes a
+ * verdict). */
 #ifndef SMP_RUN_PROBE_EVERY
 #define SMP_RUN_PROBE_EVERY 16u
 #endif
