@@ -164,10 +164,10 @@ void slab_retire(slab_t *sl, bool checked) {
 
 /* How the program writes the blocks of a class of SMP_PROBE_FROM bytes
  * and more: not known yet, whole (more than SMP_WHOLE_EIGHTHS of the
- * pages of a full slab of them resident), or in part.  Until it is known to be whole, the
- * class's slabs are sparse: never faulted in ahead, never in huge pages,
- * so a page becomes resident only when the program (or free's key) writes
- * it.  Known from the first full sparse slab of the class, measured (its
+ * pages of a full slab of them resident), or in part.  Until it is known
+ * to be whole, the class's slabs are sparse: never faulted in ahead, never
+ * in huge pages, so a page becomes resident only when the program (or
+ * free's key) writes it.  Known from the first full sparse slab of the class, measured (its
  * resident pages) when the next one fills up: by then the program has had
  * the blocks of the first.  (A block written at its start and end only,
  * glibc-thread's, leaves 4-6 of a slab's 16 pages resident in its classes

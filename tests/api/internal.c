@@ -808,6 +808,7 @@ static size_t resident_pages(void *p, size_t size) {
 static void extent_order_child(void) {
   size_t mib8 = (size_t)8 << 20;
   bool zero;
+  extent_purge(0, os_now_ms(), 0); /* no other dirty granule (above B, it would go first) */
   unsigned char *a = extent_alloc(mib8, &zero), *sp = extent_alloc(mib8, &zero), *b = extent_alloc(mib8, &zero);
   if (a == NULL || sp == NULL || b == NULL) {
     printf("note: no arena could be made: the purge's order not checked\n");
