@@ -187,23 +187,30 @@ static chunk_t *dirty_single(unsigned *at, unsigned *len) {
   return cm->dirty >> *at & 1 ? cm : NULL;
 }
 
-/* The runs freed last, by length (pool lock): a run of the same length is
- * taken where one was freed, if that room is still free, before the best
- * fit: its pages are the ones resident (a program that writes the start of
- * each block faults in nothing), as a per-length span cache would. */
-#define RECENT 8
-static slab_t *recent[SMP_RUN_KMAX + 1][RECENT];
-static uint8_t recent_next[SMP_RUN_KMAX + 1];
+/* Where the last SMP_RUN_RECENT runs of each length were freed (pool
+ * lock): a run (or, at one granule, a slab) is taken where one of its
+ * length was freed, newest first, if that room is free again, before the
+ * best fit: its pages are the ones resident, as a per-length span cache's
+ * would be.  A room taken since and freed again counts again, so a long
+ * history keeps blocks on the positions they used before: the sweep's
+ * run/T1/W100 (32 KiB-1 MiB, first and last byte written) started blocks
+ * at 859 distinct places in 130 K operations and faulted 13.2 K pages with
+ * 8 runs of 2 granules or more remembered, at 558 places and 9.1 K faults
+ * with 128 of every length (rpmalloc: 343 places, 4.4 K faults).  Entries
+ * are a chunk and a granule, so that the scan reads no descriptor. */
+static chunk_t *recent_cm[SMP_RUN_KMAX + 1][SMP_RUN_RECENT];
+static uint8_t recent_at[SMP_RUN_KMAX + 1][SMP_RUN_RECENT];
+static unsigned recent_next[SMP_RUN_KMAX + 1];
 
 static chunk_t *recent_take(unsigned k, unsigned kind, unsigned *at, unsigned *len) {
-  for (unsigned n = 0, r = recent_next[k]; n < RECENT; n++) {
-    r = (r + RECENT - 1) % RECENT; /* newest first */
-    slab_t *g = recent[k][r];
-    if (g == NULL) continue;
-    chunk_t *cm = g->chunk;
-    unsigned i = (unsigned)(g - cm->desc);
-    if (cm->kind != kind || (cm->free & span(i, k)) != span(i, k)) continue;
-    recent[k][r] = NULL;
+  uint64_t m = span(0, k);
+  for (unsigned n = 0, r = recent_next[k]; n < SMP_RUN_RECENT; n++) {
+    r = (r + SMP_RUN_RECENT - 1) % SMP_RUN_RECENT; /* newest first */
+    chunk_t *cm = recent_cm[k][r];
+    if (cm == NULL) continue;
+    unsigned i = recent_at[k][r];
+    if (cm->kind != kind || (cm->free >> i & m) != m) continue;
+    recent_cm[k][r] = NULL;
     *at = i;
     *len = range_at(cm->free, i);
     return cm;
@@ -228,7 +235,7 @@ slab_t *chunk_take(unsigned k, bool dense, bool *zero) {
   lock_take(&pool_lock);
   unsigned len, i = 0;
   chunk_t *cm = dense && k == 1 ? dirty_single(&i, &len)
-                : k >= 2 && k <= SMP_RUN_KMAX ? recent_take(k, dense, &i, &len) : NULL;
+                : k <= SMP_RUN_KMAX ? recent_take(k, dense, &i, &len) : NULL;
   if (cm == NULL && (cm = pool_fit(&pools[dense], k)) != NULL) i = best_fit(cm, k, &len);
   slab_t *g = NULL;
   if (cm != NULL) {
@@ -271,6 +278,7 @@ slab_t *chunk_take_clean(bool *zero) {
 void chunk_put(slab_t *g, unsigned k, uint32_t now) {
   chunk_t *cm = g->chunk;
   unsigned i = (unsigned)(g - cm->desc);
+  bool run = chunk_state(g) >= RUN_USED;
   lock_take(&pool_lock);
   for (unsigned j = 0; j < k; j++) {
     g[j].stamp = now;
@@ -280,9 +288,10 @@ void chunk_put(slab_t *g, unsigned k, uint32_t now) {
   cm->dirty |= span(i, k);
   add(&chunk_n_dirty, k);
   sub(&chunk_n_active, k);
-  if (k >= 2 && k <= SMP_RUN_KMAX) {
-    recent[k][recent_next[k]] = g;
-    recent_next[k] = (uint8_t)((recent_next[k] + 1) % RECENT);
+  if (run && k <= SMP_RUN_KMAX) {
+    recent_cm[k][recent_next[k]] = cm;
+    recent_at[k][recent_next[k]] = (uint8_t)i;
+    recent_next[k] = (recent_next[k] + 1) % SMP_RUN_RECENT;
   }
   unsigned len = range_at(cm->free, i); /* the freed granules' range, merged */
   if (len > cm->longest && !cm->gone) relist_as(cm, len);
@@ -443,9 +452,9 @@ static size_t chunk_strip(chunk_t *cm) {
     pool_remove(cm, ~(uint64_t)0);
     cm->purging = ~(uint64_t)0;
     /* The runs freed last there: their descriptors read as zero now. */
-    for (unsigned k = 2; k <= SMP_RUN_KMAX; k++)
-      for (unsigned r = 0; r < RECENT; r++)
-        if (recent[k][r] != NULL && recent[k][r]->chunk == cm) recent[k][r] = NULL;
+    for (unsigned k = 1; k <= SMP_RUN_KMAX; k++)
+      for (unsigned r = 0; r < SMP_RUN_RECENT; r++)
+        if (recent_cm[k][r] == cm) recent_cm[k][r] = NULL;
   }
   lock_drop(&pool_lock);
   if (!all) return 0;
