@@ -224,7 +224,7 @@ static chunk_t *recent_take(unsigned k, unsigned kind, unsigned *at, unsigned *l
     if (cm == NULL) continue;
     unsigned i = recent_at[k][r];
     if (cm->kind != kind || (cm->free >> i & m) != m) continue;
-    for (unsigned j = r; d > 0; d--, j = (j + 1) & RECENT_MASK) { /* close up */
+    for (unsigned j = r, newer = d; newer > 0; newer--, j = (j + 1) & RECENT_MASK) { /* close up */
       recent_cm[k][j] = recent_cm[k][(j + 1) & RECENT_MASK];
       recent_at[k][j] = recent_at[k][(j + 1) & RECENT_MASK];
     }
@@ -466,7 +466,8 @@ static size_t chunk_strip(chunk_t *cm) {
   if (all) {
     pool_remove(cm, ~(uint64_t)0);
     cm->purging = ~(uint64_t)0;
-    /* The runs freed last there: their descriptors read as zero now. */
+    /* Forget the runs freed there: their pages went back, so their rooms
+     * are worth no more than any other. */
     for (unsigned k = 1; k <= SMP_RUN_KMAX; k++)
       for (unsigned r = 0; r < SMP_RUN_RECENT; r++)
         if (recent_cm[k][r] == cm) recent_cm[k][r] = NULL;
