@@ -382,7 +382,7 @@ head=$(bash bench/report/render.sh --results "$WORK/data.md" --head) || exit 1
     fenced "$WORK/fastpath.out"
   fi
   if section shapes "The shape sweep" \
-      "A grid of replacement workloads - size ranges, live blocks, threads, bytes written, lifetimes (\`bench/shapes/run.sh --help\`, \`make bench-shapes\`); flagged where smpalloc's time is over glibc's or 2x the best peer's, or its peak RSS over max(glibc's, 2x the leanest peer's)."; then
+      "A grid of replacement workloads - size ranges, live blocks, threads, bytes written, lifetimes (\`bench/shapes/run.sh --help\`, \`make bench-shapes\`); flagged where smpalloc's time is over glibc's or 2x the best peer's, or its peak RSS over max(glibc's, 2x the leanest peer's). A shape first flagged on time runs again (\`--recheck\`: 9 interleaved runs each of glibc, smpalloc and its best peer), and its row shows those medians."; then
     fenced "$WORK/shapes.out"
   fi
   printf '\n## The data\n\nWhat the README'\''s summary is rendered from (`bench/report/render.sh`; the keys are listed at the\ntop of `bench/report/report.sh`).\n\n'
